@@ -1,0 +1,164 @@
+# drun-policy — build, test, demo, golden, bench, fuzz, install.
+#
+# Sources are found by folder (grammar/ -> compiler/ -> runtime/), so adding a
+# file needs no edit here. Generated scanner and parser land in $(B)/gen and
+# are never committed. `make SAN=1 ...` builds everything with ASan + UBSan in
+# build/san and runs the same suites against it.
+
+CC       ?= cc
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+SAN      ?= 0
+FUZZ_SECONDS ?= 60
+
+ifeq ($(SAN),1)
+B        := build/san
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+OPT      := -O1 -g
+else
+B        := build
+SANFLAGS :=
+OPT      := -O2 -g
+endif
+
+PKGS     := libcjson libcurl libmicrohttpd libseccomp libidn2 libcrypto
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+            -Wformat=2 -Wno-format-nonliteral -Wvla
+CPPFLAGS += -D_GNU_SOURCE -DDRUN_VERSION='"$(VERSION)"' -Igrammar -Icompiler -Iruntime -I$(B)/gen
+CFLAGS   += -std=c11 $(OPT) $(WARN) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
+# Generated code keeps -Werror off and the warnings its generators trip.
+GENFLAGS := -std=c11 $(OPT) -w $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
+LDFLAGS  += $(SANFLAGS)
+LDLIBS   += $(PKG_LIBS) -lm
+
+# ---- sources ------------------------------------------------------------------
+
+GRAMMAR_RE := $(wildcard grammar/*.re)
+GRAMMAR_Y  := $(wildcard grammar/*.y)
+GEN_C      := $(patsubst grammar/%.re,$(B)/gen/%.c,$(GRAMMAR_RE)) \
+              $(patsubst grammar/%.y,$(B)/gen/%.c,$(GRAMMAR_Y)) $(B)/gen/default_policy.c
+GEN_H      := $(patsubst grammar/%.y,$(B)/gen/%.h,$(GRAMMAR_Y))
+LIB_SRC    := $(wildcard grammar/*.c) $(filter-out compiler/main.c,$(wildcard compiler/*.c))
+LIB_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_C))
+RT_SRC     := $(wildcard runtime/*.c)
+RT_OBJ     := $(patsubst %.c,$(B)/obj/%.o,$(RT_SRC))
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+UNIT_BIN   := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
+FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+
+LIB        := $(B)/libdrunpolicy.a
+BINS       := $(B)/drun-policy $(if $(RT_SRC),$(B)/drun-mcp)
+
+.PHONY: all deps test demo golden bench fuzz install uninstall clean unit
+.DELETE_ON_ERROR:
+# Generated sources are only named by pattern rules: keep make from deleting
+# them as intermediates (which would regenerate and rebuild on every run).
+.SECONDARY: $(GEN_C) $(GEN_H)
+
+all: $(BINS) $(UNIT_BIN)
+
+# ---- generated front end ------------------------------------------------------
+
+$(B)/gen/%.c: grammar/%.re $(GEN_H)
+	@mkdir -p $(@D)
+	re2c -W -Werror --utf8 -i --no-generation-date -o $@ $<
+
+# lemon writes NAME.c, NAME.h and NAME.out; any conflict fails the build.
+$(B)/gen/%.c $(B)/gen/%.h: grammar/%.y
+	@mkdir -p $(@D)
+	lemon -q -l -T/usr/share/lemon/lempar.c -d$(B)/gen $< > $(B)/gen/$*.lemon.log 2>&1 || \
+	  { cat $(B)/gen/$*.lemon.log; rm -f $(B)/gen/$*.c $(B)/gen/$*.h; exit 1; }
+	@if grep -q 'conflict' $(B)/gen/$*.lemon.log; then cat $(B)/gen/$*.lemon.log; \
+	  rm -f $(B)/gen/$*.c $(B)/gen/$*.h; exit 1; fi
+
+# The built-in default policy is profiles/default.toml, embedded as bytes.
+$(B)/gen/default_policy.c: profiles/default.toml scripts/embed
+	@mkdir -p $(@D)
+	scripts/embed default_policy_toml $< > $@
+
+# ---- objects and binaries -------------------------------------------------------
+
+$(B)/obj/gen/%.o: $(B)/gen/%.c $(GEN_H)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(GENFLAGS) -c -o $@ $<
+
+$(B)/obj/%.o: %.c | $(GEN_H)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/drun-policy: $(B)/obj/compiler/main.o $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/drun-mcp: $(RT_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/%: tests/unit/%.c $(LIB) | $(GEN_H)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+# ---- the two commands -------------------------------------------------------------
+
+deps:
+	@scripts/install-deps
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo $(B)
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@B=$(B) tests/run
+
+unit: $(UNIT_BIN)
+	@B=$(B) tests/run unit
+
+golden: all
+	@scripts/golden $(B)
+
+bench: all
+	@scripts/bench $(B)
+
+# ---- fuzzing: clang libFuzzer + ASan + UBSan, one harness per entry point ---------------
+
+FUZZ_CC     ?= clang
+FUZZ_FLAGS  := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+               -D_GNU_SOURCE -DDRUN_VERSION='"$(VERSION)"' -DDRUN_FUZZ -Igrammar -Icompiler -Iruntime \
+               -I$(B)/gen $(PKG_CFLAGS)
+# Harnesses are built from source (not from the gcc objects) so that the whole
+# library is instrumented for coverage; every harness links every library file.
+FUZZ_LINK   := $(LIB_SRC) $(GEN_C) $(filter-out runtime/main.c,$(RT_SRC))
+
+build/fuzz/%: tests/fuzz/%.c $(FUZZ_LINK) $(GEN_H)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LINK) $(PKG_LIBS) -lm
+
+fuzz: deps
+	@$(MAKE) --no-print-directory $(GEN_C) $(FUZZ_BIN)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz $(FUZZ_BIN)
+
+# ---- install ----------------------------------------------------------------------
+
+BINDIR  := $(DESTDIR)$(PREFIX)/bin
+
+install: all
+	install -d $(BINDIR)
+	install -m 0755 $(BINS) $(BINDIR)/
+	@if [ -x scripts/install-extra ]; then DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" scripts/install-extra install; fi
+
+uninstall:
+	rm -f $(BINDIR)/drun-policy $(BINDIR)/drun-mcp
+	@if [ -x scripts/install-extra ]; then DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" scripts/install-extra uninstall; fi
+
+clean:
+	rm -rf build

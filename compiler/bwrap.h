@@ -1,0 +1,76 @@
+/* bwrap.h — the Linux backend: a resolved policy → a bubblewrap argument vector.
+ *
+ * One planner serves compile and exec. At compile time (roots NULL) it reads
+ * the facts and plans for a fresh, empty workspace and scratch dir given as
+ * ${WORKSPACE} and ${SCRATCH}: that vector is bwrap.args. At exec time it is
+ * given the concrete roots and reads the live filesystem: rules inside the
+ * session dirs are placed by what exists there, and glob caps are expanded
+ * under the user's grants. Explain evaluates the same ops (bwrap_eval).
+ *
+ * Mount order: phase 1 mounts grants and pins parent-first (a later, deeper
+ * mount wins); phase 2 applies caps with --remount-ro, which flips one mount
+ * without hiding the mounts below it, and hides what deny_read globs match.
+ */
+#ifndef DRUN_BWRAP_H
+#define DRUN_BWRAP_H
+
+#include "lattice.h"
+
+/* One word of the vector: literal, or a placeholder resolved at exec time. */
+typedef enum { BW_LIT, BW_WORKSPACE, BW_SCRATCH, BW_ENV } bw_word_kind_t;
+
+typedef struct bw_word {
+    bw_word_kind_t kind;
+    const char *s; /* BW_LIT: the text; BW_WORKSPACE/BW_SCRATCH: the rest below the
+                      root ("" = the root); BW_ENV: the variable name */
+} bw_word_t;
+
+typedef struct bw_op {
+    const char *opt;       /* "--ro-bind-try", "--tmpfs", "--unshare-all", ... */
+    bw_word_t a, b;        /* arguments (nargs of them) */
+    int nargs;
+    const rrule_t *origin; /* the lattice rule it enforces, or NULL */
+    const char *note;      /* why, for explain ("blocks the first missing component") */
+} bw_op_t;
+
+typedef struct bwrap {
+    arena_t arena;
+    VEC(bw_op_t) ops;
+    VEC(char *) residue; /* exec plans: host paths bwrap will create as mount
+                            points (missing paths blocked), to remove afterwards */
+} bwrap_t;
+
+/* Limits of the exec-time glob expansion: past them the run is refused
+ * rather than left half-protected. */
+#define BW_WALK_MAX_ENTRIES 200000
+#define BW_WALK_MAX_DEPTH 64
+
+/* Plans the vector for r (target Linux). roots NULL: compile-time template
+ * from the facts. roots set: exec-time plan from the live filesystem.
+ * Returns NULL with *err (caller frees) when a rule cannot be enforced (a
+ * symlink where a protected path must be, a walk past its limits). */
+bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err);
+void bwrap_free(bwrap_t *b);
+
+/* Writes bwrap.args: one argument per line, C-escaped (\\ \n \t \xHH; a '$'
+ * of a literal is written \x24), placeholders as ${WORKSPACE}, ${SCRATCH},
+ * ${env:NAME}. bwrap_args_parse is its exact inverse (ops lose their origin). */
+void bwrap_render(const bwrap_t *b, buf_t *out);
+bwrap_t *bwrap_args_parse(const char *text, size_t len, char **err);
+
+/* Substitutes placeholders into concrete arguments, appended to *argv as
+ * xstrdup'd strings (argv is a VEC(char *)). A "--setenv NAME ${env:NAME}"
+ * op whose variable is not in env is dropped; env is "NAME=value" strings,
+ * NULL-terminated. */
+void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, void *argv);
+
+/* What the mount namespace built by ops exposes path at (absolute, concrete),
+ * and the op that decided it. *private_tmp is set when the path is on the
+ * sandbox's own /tmp (writable there, invisible to the host). */
+level_t bwrap_eval(const bwrap_t *b, const roots_t *roots, const char *path, const bw_op_t **by,
+                   bool *private_tmp);
+
+/* One op as it appears in bwrap.args, on one line ("--ro-bind-try /usr /usr"). */
+void bwrap_op_text(const bw_op_t *op, buf_t *out);
+
+#endif

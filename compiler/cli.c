@@ -1,0 +1,270 @@
+/* cli.c — option and command tables, the argument parser, --help.
+ *
+ * Adding an option: one row in cli_options (and a field in cli_args_t), then
+ * its name in the opts string of each command that takes it. Help text and
+ * completions come from these rows.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "policy.h"
+#include "suggest.h"
+
+#define OFF(f) offsetof(cli_args_t, f)
+
+const cli_opt_t cli_options[] = {
+    {"output", 'o', OPT_VALUE, "DIR", NULL, OFF(out_dir), "write the artifacts into DIR (created if missing)"},
+    {"target", 0, OPT_VALUE, "TARGET", "linux|macos|all", OFF(target), "which artifacts to build (default: all)"},
+    {"facts", 0, OPT_VALUE, "FILE", NULL, OFF(facts), "host facts from FILE instead of probing (once per target)"},
+    {"format", 0, OPT_VALUE, "FORMAT", "text|json|sarif", OFF(format), "output format (default: text)"},
+    {"strict", 0, OPT_FLAG, NULL, NULL, OFF(strict), "treat warnings as errors for the exit status"},
+    {"workspace", 0, OPT_VALUE, "DIR", NULL, OFF(workspace), "the session workspace (default: the current directory)"},
+    {"read", 0, OPT_VALUE, "PATH", NULL, OFF(q_read), "may the sandbox read PATH?"},
+    {"write", 0, OPT_VALUE, "PATH", NULL, OFF(q_write), "may the sandbox write PATH?"},
+    {"exec", 0, OPT_VALUE, "CMD", NULL, OFF(q_exec), "would session_bash run the shell command CMD?"},
+    {"fetch", 0, OPT_VALUE, "URL", NULL, OFF(q_fetch), "may session_fetch reach URL?"},
+    {"json", 0, OPT_FLAG, NULL, NULL, OFF(json), "print one JSON object instead of text"},
+    {"golden", 0, OPT_VALUE, "DIR", NULL, OFF(golden), "the committed artifacts to compare against"},
+    {"toml", 0, OPT_VALUE, "VERSION", "1.0|1.1", OFF(toml), "TOML version to accept (default: 1.1)"},
+    {NULL, 0, 0, NULL, NULL, 0, NULL},
+};
+
+const cli_cmd_t cli_commands[] = {
+    {"compile", "[CONFIG] [-o DIR] [--target linux|macos|all] [--facts FILE]...",
+     "compile a policy into a SBPL profile, a bwrap vector, a seccomp filter and a manifest",
+     "Writes policy.sb (macOS), bwrap.args, seccomp.bpf and seccomp.txt (Linux) and policy.json "
+     "into DIR, each through a temporary file renamed into place. Without -o the artifacts are "
+     "printed. A config with any error writes nothing and exits 1.",
+     "drun-policy compile config.toml -o out/ --facts golden/facts-linux.json",
+     "output target facts", 0, 1, false, cmd_compile},
+    {"run", "[CONFIG] [--workspace DIR] -- CMD [ARG...]",
+     "run a command in the sandbox the policy describes (Linux, bubblewrap)",
+     "The workspace (default: the current directory) is writable; a fresh scratch dir is HOME "
+     "and TMPDIR. Exit status: the command's, 125 when the sandbox could not be set up, "
+     "126/127 as a shell does. A rejected config never runs the command.",
+     "drun-policy run config.toml -- make test",
+     "workspace", 0, 1, true, cmd_run},
+    {"facts", "[--target linux|macos] [CONFIG]",
+     "print the host facts the compiler uses, as JSON (the input of --facts)",
+     "Facts are what the pure compile needs to know about a machine: home, $PATH, the system "
+     "read set, merged-/usr links, bwrap's version, and the realpath of every path the policy "
+     "(CONFIG, or the default) names.",
+     "drun-policy facts > facts-linux.json",
+     "target", 0, 1, false, cmd_facts},
+    {"toml-decode", "[--toml 1.0|1.1]",
+     "decode TOML on stdin into toml-test tagged JSON on stdout",
+     "Reads one TOML document from standard input. A valid document is printed as the "
+     "tagged JSON of the toml-test suite, exit 0; an invalid one gets a located error on "
+     "stderr and exit 1.",
+     "drun-policy toml-decode --toml 1.0 < config.toml",
+     "toml", 0, 0, false, cmd_toml_decode},
+    {"completion", "bash|zsh",
+     "print a shell completion script generated from these tables",
+     "Load it with: source <(drun-policy completion bash)",
+     "drun-policy completion bash > /etc/bash_completion.d/drun-policy",
+     "", 1, 1, false, cmd_completion},
+    {NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, false, NULL},
+};
+
+static const cli_opt_t *find_opt(const char *name, size_t len, char short_name)
+{
+    for (const cli_opt_t *o = cli_options; o->name; o++) {
+        if (short_name ? o->short_name == short_name
+                       : strlen(o->name) == len && memcmp(o->name, name, len) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+bool cli_cmd_takes(const cli_cmd_t *c, const char *opt)
+{
+    size_t n = strlen(opt);
+    for (const char *p = c->opts; (p = strstr(p, opt)); p += n)
+        if ((p == c->opts || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return true;
+    return false;
+}
+
+static const cli_cmd_t *find_cmd(const char *name)
+{
+    for (const cli_cmd_t *c = cli_commands; c->name; c++)
+        if (strcmp(c->name, name) == 0) return c;
+    return NULL;
+}
+
+static void print_opt(FILE *f, const cli_opt_t *o)
+{
+    buf_t b = BUF_INIT;
+    if (o->short_name) buf_printf(&b, "-%c, ", o->short_name);
+    buf_printf(&b, "--%s", o->name);
+    if (o->kind == OPT_VALUE) buf_printf(&b, " %s", o->choices ? o->choices : o->metavar);
+    fprintf(f, "  %-28s %s\n", buf_cstr(&b), o->help);
+    buf_free(&b);
+}
+
+void cli_help(const cli_cmd_t *c)
+{
+    if (!c) {
+        printf("drun-policy %s: compile one config.toml into sandbox profiles, and review it\n\n"
+               "usage: drun-policy COMMAND [ARGS...]\n\ncommands:\n", DRUN_VERSION);
+        for (const cli_cmd_t *k = cli_commands; k->name; k++)
+            printf("  %-12s %s\n", k->name, k->summary);
+        printf("\nWith no CONFIG: $DRUN_CONFIG, then ~/.drun/config.toml, then the built-in default.\n"
+               "Exit status: 0 ok, 1 policy rejected or changed, 2 usage or I/O error.\n"
+               "Run 'drun-policy COMMAND --help' for a command's options.\n");
+        return;
+    }
+    printf("usage: drun-policy %s %s\n\n%s.\n", c->name, c->synopsis, c->summary);
+    if (c->details) printf("\n%s\n", c->details);
+    bool any = false;
+    for (const cli_opt_t *o = cli_options; o->name; o++) {
+        if (!cli_cmd_takes(c, o->name)) continue;
+        if (!any) printf("\noptions:\n");
+        any = true;
+        print_opt(stdout, o);
+    }
+    printf("  %-28s %s\n", "-h, --help", "show this help");
+    printf("\nexample:\n  %s\n", c->example);
+}
+
+static int usage_error(const cli_cmd_t *c, const char *fmt, const char *arg, const char *hint)
+{
+    fprintf(stderr, "drun-policy%s%s: ", c ? " " : "", c ? c->name : "");
+    fprintf(stderr, fmt, arg);
+    if (hint) fprintf(stderr, " (did you mean '%s'?)", hint);
+    fprintf(stderr, "\nRun 'drun-policy %s%s--help' for usage.\n", c ? c->name : "", c ? " " : "");
+    return EXIT_USAGE;
+}
+
+/* The long names a command accepts, as "--name" strings for suggestions. */
+static const char *opt_suggestion(const cli_cmd_t *c, const char *word)
+{
+    static char names[64][40];
+    const char *cands[65];
+    size_t n = 0;
+    for (const cli_opt_t *o = cli_options; o->name && n < 63; o++) {
+        if (!cli_cmd_takes(c, o->name)) continue;
+        snprintf(names[n], sizeof names[n], "--%s", o->name);
+        cands[n] = names[n];
+        n++;
+    }
+    snprintf(names[n], sizeof names[n], "--help");
+    cands[n] = names[n];
+    cands[++n] = NULL;
+    return suggest(word, cands);
+}
+
+static bool in_choices(const char *choices, const char *v)
+{
+    size_t n = strlen(v);
+    for (const char *p = choices; p; p = strchr(p, '|'), p = p ? p + 1 : NULL)
+        if (strncmp(p, v, n) == 0 && (p[n] == '|' || p[n] == '\0')) return true;
+    return false;
+}
+
+policy_t *cli_load_policy(const char *cmd, const char *path, int *rc)
+{
+    diag_list_t d = {0};
+    char *io = NULL;
+    policy_t *p = policy_load(path, &d, &io);
+    if (!p) {
+        if (io) {
+            fprintf(stderr, "drun-policy %s: %s\n", cmd, io);
+            free(io);
+            *rc = EXIT_USAGE;
+        } else {
+            buf_t b = BUF_INIT;
+            diag_render_all(&b, &d, diag_want_color(stderr));
+            size_t n = diag_count(&d, SEV_ERROR);
+            buf_printf(&b, "%zu error%s: the policy was rejected; nothing was written or run\n", n, n == 1 ? "" : "s");
+            fwrite(b.p, 1, b.len, stderr);
+            buf_free(&b);
+            *rc = EXIT_REJECTED;
+        }
+    }
+    diag_list_free(&d);
+    return p;
+}
+
+int cli_main(int argc, char **argv)
+{
+    if (argc < 2) {
+        cli_help(NULL);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+        if (argc > 2 && find_cmd(argv[2])) cli_help(find_cmd(argv[2]));
+        else cli_help(NULL);
+        return EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("drun-policy %s\n", DRUN_VERSION);
+        return EXIT_OK;
+    }
+    const cli_cmd_t *c = find_cmd(name);
+    if (!c) {
+        const char *cands[64];
+        size_t n = 0;
+        for (const cli_cmd_t *k = cli_commands; k->name && n < 63; k++) cands[n++] = k->name;
+        cands[n] = NULL;
+        return usage_error(NULL, "unknown command '%s'", name, suggest(name, cands));
+    }
+
+    cli_args_t a = {0};
+    a.cmd = c->name;
+    for (int i = 2; i < argc; i++) {
+        char *arg = argv[i];
+        if (strcmp(arg, "--") == 0) {
+            if (!c->takes_rest) return usage_error(c, "'--' is not used by this command%s", "", NULL);
+            a.rest = argv + i + 1;
+            a.nrest = argc - i - 1;
+            break;
+        }
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+            cli_help(c);
+            return EXIT_OK;
+        }
+        if (arg[0] == '-' && arg[1] != '\0') {
+            const cli_opt_t *o;
+            const char *val = NULL;
+            if (arg[1] == '-') {
+                const char *eq = strchr(arg + 2, '=');
+                size_t len = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+                o = find_opt(arg + 2, len, 0);
+                if (eq) val = eq + 1;
+            } else {
+                o = arg[2] == '\0' ? find_opt(NULL, 0, arg[1]) : NULL;
+            }
+            if (!o || !cli_cmd_takes(c, o->name))
+                return usage_error(c, "unknown option '%s'", arg, opt_suggestion(c, arg));
+            if (o->kind == OPT_FLAG) {
+                if (val) return usage_error(c, "option '%s' takes no value", arg, NULL);
+                *(bool *)((char *)&a + o->offset) = true;
+                continue;
+            }
+            if (!val) {
+                if (i + 1 >= argc) return usage_error(c, "option '%s' needs a value", arg, NULL);
+                val = argv[++i];
+            }
+            if (o->choices && !in_choices(o->choices, val)) {
+                fprintf(stderr, "drun-policy %s: --%s must be one of %s, not '%s'\n", c->name,
+                        o->name, o->choices, val);
+                return EXIT_USAGE;
+            }
+            const char **slot = (const char **)((char *)&a + o->offset);
+            if (o->offset == offsetof(cli_args_t, facts) && a.facts[0]) slot = &a.facts[1];
+            *slot = val;
+            continue;
+        }
+        if (a.npos >= c->max_pos) return usage_error(c, "unexpected argument '%s'", arg, NULL);
+        a.pos[a.npos++] = arg;
+    }
+    if (a.npos < c->min_pos) return usage_error(c, "missing argument%s", "", NULL);
+    if (c->takes_rest && a.nrest == 0)
+        return usage_error(c, "missing the command to run after '--'%s", "", NULL);
+    return c->run(&a);
+}

@@ -1,0 +1,481 @@
+/* facts.c — the host probe, the facts file (JSON), and path lookups.
+ *
+ * The probe is the only part of the compiler that reads the filesystem or
+ * runs a program (bwrap --version); everything downstream asks facts_lookup.
+ */
+#include "facts.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jsonw.h"
+#include "paths.h"
+
+const char *target_name(target_t t) { return t == TARGET_MACOS ? "macos" : "linux"; }
+
+static const char *ptype_name(ptype_t t)
+{
+    switch (t) {
+    case PT_DIR: return "dir";
+    case PT_FILE: return "file";
+    case PT_OTHER: return "other";
+    case PT_MISSING: break;
+    }
+    return "missing";
+}
+
+static ptype_t ptype_parse(const char *s)
+{
+    if (!s) return PT_MISSING;
+    if (strcmp(s, "dir") == 0) return PT_DIR;
+    if (strcmp(s, "file") == 0) return PT_FILE;
+    if (strcmp(s, "other") == 0) return PT_OTHER;
+    return PT_MISSING;
+}
+
+static facts_t *facts_new(target_t t)
+{
+    facts_t *f = xcalloc(1, sizeof *f);
+    f->target = t;
+    f->arch = "x86_64";
+    f->home = "/";
+    f->bwrap_version = "";
+    return f;
+}
+
+void facts_free(facts_t *f)
+{
+    if (!f) return;
+    vec_free(&f->path_dirs);
+    vec_free(&f->system_read);
+    vec_free(&f->root_links);
+    vec_free(&f->firmlinks);
+    vec_free(&f->paths);
+    arena_free(&f->arena);
+    free(f);
+}
+
+static int cmp_fact(const void *a, const void *b)
+{
+    return strcmp(((const path_fact_t *)a)->path, ((const path_fact_t *)b)->path);
+}
+
+static path_fact_t *find_exact(const facts_t *f, const char *path)
+{
+    path_fact_t key = {path, PT_MISSING, NULL};
+    return bsearch(&key, f->paths.v, f->paths.n, sizeof key, cmp_fact);
+}
+
+void facts_set_path(facts_t *f, const char *path, ptype_t type, const char *realpath)
+{
+    path_fact_t *e = find_exact(f, path);
+    const char *rp = arena_strdup(&f->arena, realpath ? realpath : path);
+    if (e) {
+        e->type = type;
+        e->realpath = rp;
+        return;
+    }
+    path_fact_t n = {arena_strdup(&f->arena, path), type, rp};
+    vec_push(&f->paths, n);
+    qsort(f->paths.v, f->paths.n, sizeof n, cmp_fact);
+}
+
+/* Is some existing recorded path below dir? (Then dir exists: facts files
+ * record rule paths, not every ancestor.) Entries below "dir/" sort together. */
+static bool has_existing_below(const facts_t *f, const char *dir)
+{
+    size_t n = strlen(dir);
+    size_t lo = 0, hi = f->paths.n;
+    while (lo < hi) { /* first entry >= dir + "/" */
+        size_t mid = (lo + hi) / 2;
+        const char *p = f->paths.v[mid].path;
+        int c = strncmp(p, dir, n);
+        if (c < 0 || (c == 0 && p[n] < '/')) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t i = lo; i < f->paths.n; i++) {
+        const char *p = f->paths.v[i].path;
+        if (strncmp(p, dir, n) != 0 || p[n] != '/') break;
+        if (f->paths.v[i].type != PT_MISSING) return true;
+    }
+    return false;
+}
+
+path_fact_t facts_lookup(const facts_t *f, const char *path, arena_t *tmp)
+{
+    path_fact_t *e = find_exact(f, path);
+    if (e) return *e;
+    if (strcmp(path, "/") == 0 || has_existing_below(f, path)) return (path_fact_t){path, PT_DIR, path};
+    /* Nearest recorded ancestor: a path below a symlinked directory lives
+     * where the link points, so rewrite it through the ancestor's realpath. */
+    size_t len = strlen(path);
+    char *anc = arena_strndup(tmp, path, len);
+    for (size_t i = len; i-- > 1;) {
+        if (anc[i] != '/') continue;
+        anc[i] = '\0';
+        path_fact_t *a = find_exact(f, anc);
+        if (!a) continue;
+        const char *real = strcmp(a->realpath, anc) == 0
+                               ? path
+                               : path_join(a->realpath, path + i + 1, tmp);
+        return (path_fact_t){path, PT_MISSING, real};
+    }
+    return (path_fact_t){path, PT_MISSING, path};
+}
+
+/* ---- the probe ---------------------------------------------------------------------------- */
+
+static ptype_t stat_type(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return PT_MISSING;
+    if (S_ISDIR(st.st_mode)) return PT_DIR;
+    if (S_ISREG(st.st_mode)) return PT_FILE;
+    return PT_OTHER;
+}
+
+/* realpath() of a path that may not exist: the deepest existing ancestor
+ * resolved, then the missing rest appended as written. */
+static const char *real_of(const char *path, arena_t *a)
+{
+    char buf[PATH_MAX];
+    if (realpath(path, buf)) return arena_strdup(a, buf);
+    size_t len = strlen(path);
+    char *anc = arena_strndup(a, path, len);
+    for (size_t i = len; i-- > 1;) {
+        if (anc[i] != '/') continue;
+        anc[i] = '\0';
+        if (realpath(anc, buf)) return path_join(buf, path + i + 1, a);
+    }
+    return arena_strdup(a, path);
+}
+
+/* Records a path and, when a symlink leads elsewhere, its realpath too:
+ * the compile looks paths up by the object they name. */
+static void probe_path(facts_t *f, const char *path)
+{
+    const char *norm = path_normalize(path, &f->arena);
+    if (!norm || find_exact(f, norm)) return;
+    ptype_t t = stat_type(norm);
+    const char *real = real_of(norm, &f->arena);
+    facts_set_path(f, norm, t, real);
+    if (strcmp(real, norm) != 0 && !find_exact(f, real)) facts_set_path(f, real, t, real);
+}
+
+void facts_probe_paths(facts_t *f, const char *const *paths)
+{
+    for (; paths && *paths; paths++) probe_path(f, *paths);
+}
+
+/* Runs bwrap --version / --help to learn what this host's bwrap supports. */
+static void probe_bwrap(facts_t *f)
+{
+    FILE *p = popen("bwrap --version 2>/dev/null", "r");
+    if (!p) return;
+    char line[256] = "";
+    if (fgets(line, sizeof line, p)) {
+        char *v = strrchr(line, ' ');
+        v = v ? v + 1 : line;
+        v[strcspn(v, "\r\n")] = '\0';
+        f->bwrap_version = arena_strdup(&f->arena, v);
+    }
+    pclose(p);
+    if (!*f->bwrap_version) return;
+    p = popen("bwrap --help 2>&1", "r");
+    if (!p) return;
+    while (fgets(line, sizeof line, p))
+        if (strstr(line, "--disable-userns")) f->bwrap_disable_userns = true;
+    pclose(p);
+}
+
+static void probe_linux(facts_t *f)
+{
+    struct utsname u;
+    if (uname(&u) == 0)
+        f->arch = arena_strdup(&f->arena, strcmp(u.machine, "arm64") == 0 ? "aarch64" : u.machine);
+    const char *home = getenv("HOME");
+    const char *h = home ? path_normalize(home, &f->arena) : NULL;
+    f->home = h ? h : "/";
+    static const char *const sys[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+                                      "/etc", "/opt"};
+    for (size_t i = 0; i < sizeof sys / sizeof *sys; i++) {
+        struct stat st;
+        if (lstat(sys[i], &st) != 0) continue;
+        if (S_ISLNK(st.st_mode)) {
+            /* merged /usr: /bin -> usr/bin is recreated with --symlink, never bound */
+            char t[PATH_MAX];
+            ssize_t n = readlink(sys[i], t, sizeof t - 1);
+            if (n <= 0) continue;
+            t[n] = '\0';
+            link_fact_t l = {sys[i], arena_strdup(&f->arena, t)};
+            vec_push(&f->root_links, l);
+        } else if (S_ISDIR(st.st_mode)) {
+            vec_push(&f->system_read, sys[i]);
+        }
+    }
+    const char *path = getenv("PATH");
+    if (path) {
+        char *copy = xstrdup(path), *save = NULL;
+        for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+            const char *n = path_normalize(d, &f->arena);
+            if (!n || stat_type(n) != PT_DIR) continue;
+            bool dup = false;
+            for (size_t i = 0; i < f->path_dirs.n; i++) dup = dup || strcmp(f->path_dirs.v[i], n) == 0;
+            if (!dup) vec_push(&f->path_dirs, n);
+        }
+        free(copy);
+    }
+    probe_bwrap(f);
+    for (size_t i = 0; i < f->system_read.n; i++) probe_path(f, f->system_read.v[i]);
+    for (size_t i = 0; i < f->path_dirs.n; i++) probe_path(f, f->path_dirs.v[i]);
+    probe_path(f, f->home);
+}
+
+facts_t *facts_macos_default(void)
+{
+    facts_t *f = facts_new(TARGET_MACOS);
+    f->arch = "aarch64";
+    f->home = "/Users/user";
+    static const char *const sys[] = {"/Library", "/System", "/bin", "/opt", "/private/etc",
+                                      "/private/var/db/timezone", "/sbin", "/usr"};
+    for (size_t i = 0; i < sizeof sys / sizeof *sys; i++) {
+        vec_push(&f->system_read, sys[i]);
+        facts_set_path(f, sys[i], PT_DIR, sys[i]);
+    }
+    static const char *const pd[] = {"/opt/homebrew/bin", "/usr/local/bin", "/usr/bin", "/bin",
+                                     "/usr/sbin", "/sbin"};
+    for (size_t i = 0; i < sizeof pd / sizeof *pd; i++) vec_push(&f->path_dirs, pd[i]);
+    static const char *const fl[][2] = {{"/etc", "/private/etc"}, {"/tmp", "/private/tmp"},
+                                        {"/var", "/private/var"}};
+    for (size_t i = 0; i < 3; i++) {
+        link_fact_t l = {fl[i][0], fl[i][1]};
+        vec_push(&f->firmlinks, l);
+    }
+    facts_set_path(f, f->home, PT_DIR, f->home);
+    return f;
+}
+
+facts_t *facts_probe(target_t target, const char *const *paths_of)
+{
+#ifndef __APPLE__
+    if (target == TARGET_MACOS) return facts_macos_default();
+#endif
+    facts_t *f = facts_new(target);
+    probe_linux(f);
+    for (; paths_of && *paths_of; paths_of++) probe_path(f, *paths_of);
+    return f;
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+static void links_json(jw_t *j, const char *key, const link_fact_t *v, size_t n)
+{
+    jw_key(j, key);
+    jw_obj(j);
+    for (size_t i = 0; i < n; i++) {
+        jw_key(j, v[i].link);
+        jw_str(j, v[i].target);
+    }
+    jw_end(j);
+}
+
+static void strs_json(jw_t *j, const char *key, const char *const *v, size_t n)
+{
+    jw_key(j, key);
+    jw_arr(j);
+    for (size_t i = 0; i < n; i++) jw_str(j, v[i]);
+    jw_end(j);
+}
+
+void facts_to_json(const facts_t *f, buf_t *out)
+{
+    jw_t j;
+    jw_init(&j, out, true);
+    jw_obj(&j);
+    jw_key(&j, "format");
+    jw_int(&j, 1);
+    jw_key(&j, "target");
+    jw_str(&j, target_name(f->target));
+    jw_key(&j, "arch");
+    jw_str(&j, f->arch);
+    jw_key(&j, "home");
+    jw_str(&j, f->home);
+    strs_json(&j, "path_dirs", f->path_dirs.v, f->path_dirs.n);
+    strs_json(&j, "system_read", f->system_read.v, f->system_read.n);
+    links_json(&j, "root_links", f->root_links.v, f->root_links.n);
+    links_json(&j, "firmlinks", f->firmlinks.v, f->firmlinks.n);
+    jw_key(&j, "bwrap");
+    jw_obj(&j);
+    jw_key(&j, "version");
+    jw_str(&j, f->bwrap_version);
+    jw_key(&j, "disable_userns");
+    jw_bool(&j, f->bwrap_disable_userns);
+    jw_end(&j);
+    jw_key(&j, "paths");
+    jw_obj(&j);
+    for (size_t i = 0; i < f->paths.n; i++) {
+        jw_key(&j, f->paths.v[i].path);
+        jw_obj(&j);
+        jw_key(&j, "type");
+        jw_str(&j, ptype_name(f->paths.v[i].type));
+        jw_key(&j, "realpath");
+        jw_str(&j, f->paths.v[i].realpath);
+        jw_end(&j);
+    }
+    jw_end(&j);
+    jw_end(&j);
+    buf_addc(out, '\n');
+}
+
+/* Every path in a facts file must be absolute and normalised: the compile
+ * trusts them, so a malformed file is refused rather than half-used. */
+static const char *abs_path(facts_t *f, const cJSON *v, const char *what, char **err)
+{
+    if (!cJSON_IsString(v) || !v->valuestring) {
+        *err = xasprintf("facts: %s must be a string", what);
+        return NULL;
+    }
+    const char *n = path_normalize(v->valuestring, &f->arena);
+    if (!n || strcmp(n, v->valuestring) != 0) {
+        *err = xasprintf("facts: %s '%s' must be an absolute, normalised path", what, v->valuestring);
+        return NULL;
+    }
+    for (const char *p = n; *p; p++)
+        if ((unsigned char)*p < 0x20) {
+            *err = xasprintf("facts: %s holds a control character", what);
+            return NULL;
+        }
+    return n;
+}
+
+static bool load_strs(facts_t *f, const cJSON *root, const char *key, void *vec, char **err)
+{
+    VEC(const char *) *v = vec;
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!a) return true;
+    if (!cJSON_IsArray(a)) {
+        *err = xasprintf("facts: '%s' must be an array", key);
+        return false;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, a) {
+        const char *p = abs_path(f, e, key, err);
+        if (!p) return false;
+        vec_push(v, p);
+    }
+    return true;
+}
+
+static bool load_links(facts_t *f, const cJSON *root, const char *key, void *vec, char **err)
+{
+    VEC(link_fact_t) *v = vec;
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!o) return true;
+    if (!cJSON_IsObject(o)) {
+        *err = xasprintf("facts: '%s' must be an object", key);
+        return false;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, o) {
+        if (!cJSON_IsString(e) || !*e->valuestring || strchr(e->valuestring, '\n') ||
+            e->string[0] != '/' || strchr(e->string + 1, '/')) {
+            *err = xasprintf("facts: '%s' entries must map a top-level path to a string", key);
+            return false;
+        }
+        link_fact_t l = {arena_strdup(&f->arena, e->string), arena_strdup(&f->arena, e->valuestring)};
+        vec_push(v, l);
+    }
+    return true;
+}
+
+facts_t *facts_from_json(const char *text, size_t len, char **err)
+{
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    if (!root || !cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        *err = xstrdup("facts: not a JSON object");
+        return NULL;
+    }
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "target");
+    target_t target = TARGET_LINUX;
+    if (cJSON_IsString(t) && strcmp(t->valuestring, "macos") == 0) target = TARGET_MACOS;
+    else if (!cJSON_IsString(t) || strcmp(t->valuestring, "linux") != 0) {
+        cJSON_Delete(root);
+        *err = xstrdup("facts: 'target' must be \"linux\" or \"macos\"");
+        return NULL;
+    }
+    facts_t *f = facts_new(target);
+    const cJSON *v;
+    if ((v = cJSON_GetObjectItemCaseSensitive(root, "arch")) && cJSON_IsString(v))
+        f->arch = arena_strdup(&f->arena, v->valuestring);
+    const char *home = abs_path(f, cJSON_GetObjectItemCaseSensitive(root, "home"), "home", err);
+    if (!home) goto fail;
+    f->home = home;
+    if (!load_strs(f, root, "path_dirs", &f->path_dirs, err) ||
+        !load_strs(f, root, "system_read", &f->system_read, err) ||
+        !load_links(f, root, "root_links", &f->root_links, err) ||
+        !load_links(f, root, "firmlinks", &f->firmlinks, err))
+        goto fail;
+    const cJSON *bw = cJSON_GetObjectItemCaseSensitive(root, "bwrap");
+    if (cJSON_IsObject(bw)) {
+        if ((v = cJSON_GetObjectItemCaseSensitive(bw, "version")) && cJSON_IsString(v))
+            f->bwrap_version = arena_strdup(&f->arena, v->valuestring);
+        f->bwrap_disable_userns = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(bw, "disable_userns"));
+    }
+    const cJSON *paths = cJSON_GetObjectItemCaseSensitive(root, "paths");
+    if (paths && !cJSON_IsObject(paths)) {
+        *err = xstrdup("facts: 'paths' must be an object");
+        goto fail;
+    }
+    const cJSON *e;
+    cJSON_ArrayForEach(e, paths) {
+        cJSON key = {0};
+        key.valuestring = e->string;
+        key.type = cJSON_String;
+        const char *p = abs_path(f, &key, "a 'paths' key", err);
+        if (!p) goto fail;
+        const cJSON *rp = cJSON_GetObjectItemCaseSensitive(e, "realpath");
+        const char *real = rp ? abs_path(f, rp, "realpath", err) : p;
+        if (!real) goto fail;
+        const cJSON *ty = cJSON_GetObjectItemCaseSensitive(e, "type");
+        path_fact_t pf = {p, ptype_parse(cJSON_IsString(ty) ? ty->valuestring : NULL), real};
+        vec_push(&f->paths, pf);
+    }
+    qsort(f->paths.v, f->paths.n, sizeof *f->paths.v, cmp_fact);
+    cJSON_Delete(root);
+    return f;
+fail:
+    cJSON_Delete(root);
+    facts_free(f);
+    return NULL;
+}
+
+facts_t *facts_load(const char *file, char **err)
+{
+    FILE *fp = fopen(file, "rb");
+    if (!fp) {
+        *err = xasprintf("%s: cannot open: %s", file, strerror(errno));
+        return NULL;
+    }
+    buf_t b = BUF_INIT;
+    char chunk[8192];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0) buf_add(&b, chunk, n);
+    fclose(fp);
+    char *e2 = NULL;
+    facts_t *f = facts_from_json(buf_cstr(&b), b.len, &e2);
+    buf_free(&b);
+    if (!f) {
+        *err = xasprintf("%s: %s", file, e2);
+        free(e2);
+    }
+    return f;
+}

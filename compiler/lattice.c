@@ -1,0 +1,254 @@
+/* lattice.c — resolving a policy for a target, and level(path).
+ *
+ * level(P) = min(level of the deepest grant on P or an ancestor of P, every
+ * cap matching P or an ancestor). Two grants on the same path: the lower one
+ * wins. Everything that decides access — explain, the SBPL and bwrap
+ * backends, the tests — goes through the rules built here.
+ */
+#include "lattice.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "paths.h"
+
+/* [protect] patterns: each a cap at read, matching anywhere. */
+static const struct {
+    setting_id_t flag;
+    const char *pattern;
+} protect_patterns[] = {
+    {S_PROTECT_GIT_HOOKS, "/**/.git/hooks"},
+    {S_PROTECT_GIT_CONFIG, "/**/.git/config"},
+    {S_PROTECT_SHELL_RC, "/**/.bashrc"},
+    {S_PROTECT_SHELL_RC, "/**/.bash_profile"},
+    {S_PROTECT_SHELL_RC, "/**/.zshrc"},
+    {S_PROTECT_SHELL_RC, "/**/.zprofile"},
+    {S_PROTECT_SHELL_RC, "/**/.profile"},
+    {S_PROTECT_EDITOR_DIRS, "/**/.vscode"},
+    {S_PROTECT_EDITOR_DIRS, "/**/.idea"},
+    {S_PROTECT_AGENT_CONFIG, "/**/.mcp.json"},
+    {S_PROTECT_AGENT_CONFIG, "/**/.claude/commands"},
+    {S_PROTECT_AGENT_CONFIG, "/**/.claude/agents"},
+    {S_PROTECT_AGENT_CONFIG, "/**/.ripgreprc"},
+    {S_PROTECT_AGENT_CONFIG, "/**/.gitconfig"},
+    {S_PROTECT_AGENT_CONFIG, "/**/.gitmodules"},
+};
+
+static const char *protect_origin(setting_id_t id)
+{
+    switch (id) {
+    case S_PROTECT_GIT_HOOKS: return "protect.git_hooks";
+    case S_PROTECT_GIT_CONFIG: return "protect.git_config";
+    case S_PROTECT_SHELL_RC: return "protect.shell_rc";
+    case S_PROTECT_EDITOR_DIRS: return "protect.editor_dirs";
+    default: return "protect.agent_config";
+    }
+}
+
+/* Rewrites a macOS path through the firmlinks (/tmp -> /private/tmp). */
+static const char *firmlink(const facts_t *f, const char *path, arena_t *a)
+{
+    for (size_t i = 0; i < f->firmlinks.n; i++) {
+        const link_fact_t *l = &f->firmlinks.v[i];
+        if (path_is_under(path, l->link)) return path_join(l->target, path + strlen(l->link) + (path[strlen(l->link)] == '/'), a);
+    }
+    return path;
+}
+
+/* A merged-/usr top-level link (/bin -> usr/bin) as an absolute target. */
+static const char *root_link(const facts_t *f, const char *path, arena_t *a)
+{
+    for (size_t i = 0; i < f->root_links.n; i++) {
+        const link_fact_t *l = &f->root_links.v[i];
+        if (!path_is_under(path, l->link)) continue;
+        const char *t = l->target[0] == '/' ? l->target : path_join("/", l->target, a);
+        size_t n = strlen(l->link);
+        return path_join(t, path[n] == '/' ? path + n + 1 : "", a);
+    }
+    return path;
+}
+
+/* The object an absolute literal path names on the target: firmlinks, then
+ * top-level links, then what the facts know of symlinks below. */
+static const char *real_path(const facts_t *f, const char *path, arena_t *a)
+{
+    path = firmlink(f, path, a);
+    path = root_link(f, path, a);
+    path_fact_t pf = facts_lookup(f, path, a);
+    return pf.realpath;
+}
+
+static int cmp_grant(const void *x, const void *y)
+{
+    const rrule_t *a = x, *b = y;
+    if (a->base != b->base) return (int)a->base - (int)b->base;
+    if (a->depth != b->depth) return a->depth < b->depth ? -1 : 1;
+    return strcmp(a->path, b->path);
+}
+
+/* Adds a grant, keeping one per path: the lowest level (first written wins
+ * a tie). idx maps "base:path" to the grant's index. */
+static void add_grant(resolved_t *r, strmap_t *idx, rrule_t g)
+{
+    buf_t k = BUF_INIT;
+    buf_printf(&k, "%d:%s", (int)g.base, g.path);
+    const char *key = arena_strdup(&r->arena, buf_cstr(&k));
+    buf_free(&k);
+    long at = strmap_get(idx, key);
+    if (at >= 0) {
+        if (g.level < r->grants.v[at].level) r->grants.v[at] = g;
+        return;
+    }
+    strmap_put(idx, key, (long)r->grants.n);
+    vec_push(&r->grants, g);
+}
+
+static rule_t *builtin(resolved_t *r, rule_kind_t kind, path_base_t base, const char *rel, level_t lvl,
+                       bool cap, const char *origin)
+{
+    rule_t *b = arena_zalloc(&r->arena, sizeof *b);
+    b->kind = kind;
+    b->path.base = base;
+    b->path.rel = rel;
+    b->path.glob = cap && glob_has_wildcard(rel);
+    b->path.anywhere = b->path.glob && strncmp(rel, "**", 2) == 0;
+    b->level = lvl;
+    b->cap = cap;
+    b->origin = origin;
+    buf_t w = BUF_INIT;
+    ppath_format(&b->path, &w);
+    b->written = arena_strdup(&r->arena, buf_cstr(&w));
+    buf_free(&w);
+    return b;
+}
+
+/* Turns one IR rule into its concrete form for the target. */
+static rrule_t concretize(resolved_t *r, const rule_t *rule)
+{
+    const facts_t *f = r->facts;
+    rrule_t c = {0};
+    c.rule = rule;
+    c.level = rule->level;
+    c.cap = rule->cap;
+    c.glob = rule->path.glob;
+    c.anywhere = rule->path.anywhere;
+    switch (rule->path.base) {
+    case PB_WORKSPACE:
+    case PB_SCRATCH:
+        c.base = rule->path.base;
+        c.path = c.lexical = rule->path.rel;
+        c.depth = *c.path ? path_depth(path_join("/", c.path, &r->arena)) : 0;
+        return c;
+    case PB_HOME:
+        c.lexical = path_join(f->home, rule->path.rel, &r->arena);
+        break;
+    case PB_ROOT:
+        c.lexical = path_join("/", rule->path.rel, &r->arena);
+        break;
+    }
+    c.base = PB_ROOT;
+    if (c.glob) {
+        /* Resolve the literal head of the glob like any path; keep the rest. */
+        size_t hl = glob_literal_prefix_len(c.lexical);
+        const char *head = glob_unescape(arena_strndup(&r->arena, c.lexical, hl), &r->arena);
+        const char *real = hl ? real_path(f, head, &r->arena) : "/";
+        const char *rest = c.lexical + hl + (c.lexical[hl] == '/');
+        c.path = path_join(glob_escape(real, &r->arena), rest, &r->arena);
+    } else {
+        c.path = real_path(f, c.lexical, &r->arena);
+    }
+    c.depth = path_depth(c.path);
+    return c;
+}
+
+resolved_t *policy_resolve(const policy_t *p, const facts_t *f)
+{
+    resolved_t *r = xcalloc(1, sizeof *r);
+    r->pol = p;
+    r->facts = f;
+    r->target = f->target;
+    strmap_t idx = STRMAP_INIT;
+
+    for (size_t i = 0; i < f->system_read.n; i++) {
+        rule_t *b = builtin(r, RK_SYSTEM, PB_ROOT, f->system_read.v[i] + 1, LVL_READ, false, "system read set");
+        add_grant(r, &idx, concretize(r, b));
+    }
+    if (policy_get(p, S_READ_PATH_DIRS))
+        for (size_t i = 0; i < f->path_dirs.n; i++) {
+            rule_t *b = builtin(r, RK_PATH_DIR, PB_ROOT, f->path_dirs.v[i] + 1, LVL_READ, false, "$PATH");
+            add_grant(r, &idx, concretize(r, b));
+        }
+    add_grant(r, &idx, concretize(r, builtin(r, RK_WORKSPACE, PB_WORKSPACE, "", LVL_WRITE, false, "the session workspace")));
+    add_grant(r, &idx, concretize(r, builtin(r, RK_SCRATCH, PB_SCRATCH, "", LVL_WRITE, false, "the session scratch dir")));
+
+    for (size_t i = 0; i < p->rules.n; i++) {
+        rrule_t c = concretize(r, &p->rules.v[i]);
+        if (c.cap) vec_push(&r->caps, c);
+        else add_grant(r, &idx, c);
+    }
+    for (size_t i = 0; i < sizeof protect_patterns / sizeof *protect_patterns; i++) {
+        if (!policy_get(p, protect_patterns[i].flag)) continue;
+        rule_t *b = builtin(r, RK_PROTECT, PB_ROOT, protect_patterns[i].pattern + 1, LVL_READ, true,
+                            protect_origin(protect_patterns[i].flag));
+        vec_push(&r->caps, concretize(r, b));
+    }
+    strmap_free(&idx);
+    qsort(r->grants.v, r->grants.n, sizeof *r->grants.v, cmp_grant);
+    return r;
+}
+
+void resolved_free(resolved_t *r)
+{
+    if (!r) return;
+    vec_free(&r->grants);
+    vec_free(&r->caps);
+    arena_free(&r->arena);
+    free(r);
+}
+
+const char *rrule_abs(const rrule_t *r, const roots_t *roots, arena_t *tmp)
+{
+    switch (r->base) {
+    case PB_WORKSPACE: return roots && roots->workspace ? path_join(roots->workspace, r->path, tmp) : NULL;
+    case PB_SCRATCH: return roots && roots->scratch ? path_join(roots->scratch, r->path, tmp) : NULL;
+    default: return r->path;
+    }
+}
+
+bool cap_matches(const rrule_t *c, const roots_t *roots, const char *path, arena_t *tmp)
+{
+    const char *abs = rrule_abs(c, roots, tmp);
+    if (!abs) return false;
+    return c->glob ? glob_match_prefix(abs, path) : path_is_under(path, abs);
+}
+
+level_t level_of(const resolved_t *r, const roots_t *roots, const char *path, verdict_t *why)
+{
+    arena_t tmp = ARENA_INIT;
+    verdict_t v = {0};
+    v.grant_level = LVL_NONE;
+    unsigned best_depth = 0;
+    for (size_t i = 0; i < r->grants.n; i++) {
+        const rrule_t *g = &r->grants.v[i];
+        const char *abs = rrule_abs(g, roots, &tmp);
+        if (!abs || !path_is_under(path, abs)) continue;
+        unsigned d = path_depth(abs);
+        /* deeper wins; at equal depth (the same path reached from two bases,
+         * e.g. allow_write naming the workspace) the lower level wins */
+        if (!v.grant || d > best_depth || (d == best_depth && g->level < v.grant_level)) {
+            v.grant = g;
+            v.grant_level = g->level;
+            best_depth = d;
+        }
+    }
+    v.level = v.grant_level;
+    for (size_t i = 0; i < r->caps.n; i++) {
+        const rrule_t *c = &r->caps.v[i];
+        if (!cap_matches(c, roots, path, &tmp)) continue;
+        if (v.ncaps < sizeof v.caps / sizeof *v.caps) v.caps[v.ncaps++] = c;
+        if (c->level < v.level) v.level = c->level;
+    }
+    arena_free(&tmp);
+    if (why) *why = v;
+    return v.level;
+}

@@ -1,0 +1,64 @@
+/* lattice.h — grants and caps for one target (SPEC §3.4), and level(path):
+ * the single source of truth that explain, both backends and the tests use.
+ *
+ * policy_resolve() turns the IR into concrete rules for a target: built-in
+ * rules added (system read set, $PATH dirs, workspace, scratch, [protect]),
+ * ~ resolved against the facts' home, symlinks resolved through the facts,
+ * macOS firmlinks applied. Session paths (${WORKSPACE}, ${SCRATCH}) stay
+ * symbolic in the rules; level() takes their concrete values.
+ */
+#ifndef DRUN_LATTICE_H
+#define DRUN_LATTICE_H
+
+#include "facts.h"
+#include "policy.h"
+
+/* One concrete rule of the resolved policy. */
+typedef struct rrule {
+    const rule_t *rule;  /* the IR rule (config entry or built-in) */
+    path_base_t base;    /* PB_ROOT, PB_WORKSPACE or PB_SCRATCH (never PB_HOME) */
+    const char *path;    /* PB_ROOT: absolute path or glob; else relative ("" = the root) */
+    const char *lexical; /* the path before symlink/firmlink resolution (== path if none) */
+    level_t level;       /* grant level, or cap ceiling */
+    bool cap;            /* cap rather than grant */
+    bool glob;           /* path is a glob (caps only) */
+    bool anywhere;       /* glob matches below any directory */
+    unsigned depth;      /* components in path (for PB_ROOT); sorting key */
+} rrule_t;
+
+typedef struct resolved {
+    arena_t arena;
+    const policy_t *pol; /* borrowed */
+    const facts_t *facts;/* borrowed */
+    target_t target;
+    VEC(rrule_t) grants; /* parent-first (depth, then path), one per path: the lowest level */
+    VEC(rrule_t) caps;   /* in a stable order (kind, then path) */
+} resolved_t;
+
+resolved_t *policy_resolve(const policy_t *p, const facts_t *f);
+void resolved_free(resolved_t *r);
+
+/* Concrete session roots for level() and for exec-time planning. */
+typedef struct roots {
+    const char *workspace; /* absolute, normalised, realpath */
+    const char *scratch;
+} roots_t;
+
+/* The absolute path of a rule given the roots (into tmp). */
+const char *rrule_abs(const rrule_t *r, const roots_t *roots, arena_t *tmp);
+
+typedef struct verdict {
+    level_t level;           /* min(grant, caps) */
+    level_t grant_level;     /* before caps */
+    const rrule_t *grant;    /* the deciding grant, NULL when no grant covers the path */
+    const rrule_t *caps[16]; /* caps that match the path or an ancestor */
+    unsigned ncaps;
+} verdict_t;
+
+/* level(path): path must be absolute and normalised (see path_normalize). */
+level_t level_of(const resolved_t *r, const roots_t *roots, const char *path, verdict_t *why);
+
+/* Does glob rule r (a cap) match path or one of its ancestors? */
+bool cap_matches(const rrule_t *c, const roots_t *roots, const char *path, arena_t *tmp);
+
+#endif

@@ -1,0 +1,452 @@
+/* sandbox.c — compile a policy for this Linux host and run commands under it.
+ *
+ * The bwrap vector is planned per run (the session part depends on what the
+ * workspace holds) and handed to bwrap through --args, never on the command
+ * line, so no argument ever meets the kernel's 128 KiB per-argument limit.
+ * The seccomp program goes through --seccomp. Nothing is built by a shell.
+ */
+#include "sandbox.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bpf.h"
+#include "bwrap.h"
+#include "compile.h"
+#include "lattice.h"
+#include "paths.h"
+#include "seccomp_filter.h"
+
+extern char **environ;
+
+struct sandbox {
+    const policy_t *pol;
+    policy_t *owned_pol;   /* --artifacts: the policy rebuilt from the manifest */
+    facts_t *facts;
+    bool owns_facts;
+    resolved_t *res;
+    buf_t seccomp;         /* the program bwrap loads */
+    char *bwrap_bin;       /* absolute path of bwrap */
+    char *prlimit_bin;     /* absolute path of prlimit inside the sandbox, or NULL */
+};
+
+struct sbx_residue {
+    VEC(char *) paths; /* placeholders to remove after the run */
+    int status_fd;     /* read end of bwrap's --json-status-fd, or -1 */
+};
+
+/* Finds an executable in $PATH (or the usual places when PATH is unset). */
+static char *find_exec(const char *name)
+{
+    const char *path = getenv("PATH");
+    if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+    char *copy = xstrdup(path), *save = NULL, *found = NULL;
+    for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        if (*d != '/') continue;
+        char *cand = xasprintf("%s/%s", d, name);
+        if (access(cand, X_OK) == 0) found = cand;
+        else free(cand);
+    }
+    free(copy);
+    return found;
+}
+
+static bool finish_new(sandbox_t *s, char **err)
+{
+    s->res = policy_resolve(s->pol, s->facts);
+    s->bwrap_bin = find_exec("bwrap");
+    if (!s->bwrap_bin) {
+        *err = xstrdup("bubblewrap (bwrap) is not installed: apt-get install bubblewrap");
+        return false;
+    }
+    if (access("/usr/bin/prlimit", X_OK) == 0) s->prlimit_bin = xstrdup("/usr/bin/prlimit");
+    return true;
+}
+
+sandbox_t *sandbox_new(const policy_t *p, const facts_t *f, diag_list_t *diags, char **err)
+{
+    (void)diags;
+    *err = NULL;
+    sandbox_t *s = xcalloc(1, sizeof *s);
+    s->pol = p;
+    if (f) {
+        s->facts = (facts_t *)f;
+    } else {
+        const char *none[2] = {NULL, NULL};
+        if (!(s->facts = facts_for(p, TARGET_LINUX, none, err))) goto fail;
+        s->owns_facts = true;
+    }
+    seccomp_opts_t so = {SECCOMP_X86_64, policy_get(p, S_ALLOW_UNIX_SOCKETS) != 0};
+    if (!seccomp_arch_from_name(s->facts->arch, &so.arch)) {
+        *err = xasprintf("no seccomp filter for architecture '%s'", s->facts->arch);
+        goto fail;
+    }
+    if (!seccomp_build(&so, &s->seccomp, err)) goto fail;
+    if (!finish_new(s, err)) goto fail;
+    return s;
+fail:
+    sandbox_free(s);
+    return NULL;
+}
+
+static char *json_str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Checks dir/name against the manifest's sha256 and loads it into out. */
+static bool load_checked(const char *dir, const char *name, const cJSON *hashes, buf_t *out, char **err)
+{
+    char *path = xasprintf("%s/%s", dir, name);
+    bool ok = read_file(path, out, err);
+    free(path);
+    if (!ok) return false;
+    const char *want = json_str(hashes, name);
+    char hex[65];
+    sha256_hex(out->p ? out->p : "", out->len, hex);
+    if (!want || strcmp(want, hex) != 0) {
+        *err = xasprintf("%s/%s does not match the sha256 in policy.json: the artifacts were changed after "
+                         "they were compiled", dir, name);
+        return false;
+    }
+    return true;
+}
+
+sandbox_t *sandbox_from_artifacts(const char *dir, char **err)
+{
+    *err = NULL;
+    sandbox_t *s = xcalloc(1, sizeof *s);
+    buf_t man = BUF_INIT, args = BUF_INIT;
+    cJSON *root = NULL;
+    char *mpath = xasprintf("%s/policy.json", dir);
+    bool ok = read_file(mpath, &man, err);
+    free(mpath);
+    if (!ok) goto fail;
+    root = cJSON_ParseWithLength(man.p ? man.p : "", man.len);
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(root, "source");
+    const cJSON *hashes = cJSON_GetObjectItemCaseSensitive(root, "artifacts");
+    const cJSON *facts = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "facts"), "linux");
+    const char *text = json_str(src, "text"), *sha = json_str(src, "sha256"), *name = json_str(src, "path");
+    if (!root || !text || !sha || !facts || !cJSON_IsObject(hashes)) {
+        *err = xasprintf("%s/policy.json is not a drun-policy manifest with Linux artifacts", dir);
+        goto fail;
+    }
+    char hex[65];
+    sha256_hex(text, strlen(text), hex);
+    if (strcmp(hex, sha) != 0) {
+        *err = xasprintf("%s/policy.json: the embedded source does not match its sha256", dir);
+        goto fail;
+    }
+    diag_list_t d = {0};
+    s->owned_pol = policy_build(source_new(name ? name : "<artifacts>", text, strlen(text)), TOML_1_1, &d);
+    if (!s->owned_pol) {
+        buf_t b = BUF_INIT;
+        diag_render_all(&b, &d, false);
+        *err = xasprintf("%s/policy.json: the embedded source no longer compiles:\n%s", dir, buf_cstr(&b));
+        buf_free(&b);
+        diag_list_free(&d);
+        goto fail;
+    }
+    diag_list_free(&d);
+    if (name) s->owned_pol->path = arena_strdup(&s->owned_pol->arena, name);
+    s->pol = s->owned_pol;
+    char *ftext = cJSON_PrintUnformatted(facts);
+    s->facts = facts_from_json(ftext, strlen(ftext), err);
+    free(ftext);
+    if (!s->facts) goto fail;
+    s->owns_facts = true;
+    if (!load_checked(dir, "bwrap.args", hashes, &args, err) || !load_checked(dir, "seccomp.bpf", hashes, &s->seccomp, err))
+        goto fail;
+    size_t bad_pc;
+    const char *why;
+    if (!bpf_check(s->seccomp.p, s->seccomp.len, &bad_pc, &why)) {
+        *err = xasprintf("%s/seccomp.bpf is not a valid seccomp program (instruction %zu: %s)", dir, bad_pc, why);
+        goto fail;
+    }
+    /* The reviewed vector must be exactly what this compiler plans from the
+     * reviewed source and facts; otherwise what runs is not what was read. */
+    if (!finish_new(s, err)) goto fail;
+    bwrap_t *b = bwrap_plan(s->res, NULL, err);
+    if (!b) goto fail;
+    buf_t again = BUF_INIT;
+    bwrap_render(b, &again);
+    bwrap_free(b);
+    bool same = again.len == args.len && (args.len == 0 || memcmp(again.p, args.p, args.len) == 0);
+    buf_free(&again);
+    if (!same) {
+        *err = xasprintf("%s/bwrap.args differs from what drun-policy %s compiles from the same source and "
+                         "facts: recompile the artifacts with this version", dir, DRUN_VERSION);
+        goto fail;
+    }
+    buf_free(&man);
+    buf_free(&args);
+    cJSON_Delete(root);
+    return s;
+fail:
+    buf_free(&man);
+    buf_free(&args);
+    cJSON_Delete(root);
+    sandbox_free(s);
+    return NULL;
+}
+
+const policy_t *sandbox_policy(const sandbox_t *s) { return s->pol; }
+
+void sandbox_free(sandbox_t *s)
+{
+    if (!s) return;
+    resolved_free(s->res);
+    if (s->owns_facts) facts_free(s->facts);
+    policy_free(s->owned_pol);
+    buf_free(&s->seccomp);
+    free(s->bwrap_bin);
+    free(s->prlimit_bin);
+    free(s);
+}
+
+/* ---- planning one run -------------------------------------------------------------------------------------- */
+
+static bool session_roots(const sbx_exec_t *x, char ws[PATH_MAX], char sc[PATH_MAX], char **err)
+{
+    if (!x->workspace || !realpath(x->workspace, ws)) {
+        *err = xasprintf("workspace '%s': %s", x->workspace ? x->workspace : "(none)", strerror(errno));
+        return false;
+    }
+    if (!x->scratch || !realpath(x->scratch, sc)) {
+        *err = xasprintf("scratch dir '%s': %s", x->scratch ? x->scratch : "(none)", strerror(errno));
+        return false;
+    }
+    struct stat st;
+    if (stat(ws, &st) != 0 || !S_ISDIR(st.st_mode) || stat(sc, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        *err = xstrdup("the workspace and the scratch dir must be directories");
+        return false;
+    }
+    return true;
+}
+
+/* The whole vector: options (through --args), then "--", then the command. */
+static bwrap_t *plan_run(const sandbox_t *s, const sbx_exec_t *x, roots_t *roots, char ws[PATH_MAX],
+                         char sc[PATH_MAX], char **err)
+{
+    if (!session_roots(x, ws, sc, err)) return NULL;
+    roots->workspace = ws;
+    roots->scratch = sc;
+    return bwrap_plan(s->res, roots, err);
+}
+
+typedef VEC(char *) strvec_t;
+
+static void free_strvec(strvec_t *v)
+{
+    for (size_t i = 0; i < v->n; i++) free(v->v[i]);
+    vec_free(v);
+}
+
+char **sandbox_argv(const sandbox_t *s, const sbx_exec_t *x, size_t *argc, char **err)
+{
+    char ws[PATH_MAX], sc[PATH_MAX];
+    roots_t roots;
+    bwrap_t *b = plan_run(s, x, &roots, ws, sc, err);
+    if (!b) return NULL;
+    strvec_t v = {0};
+    vec_push(&v, xstrdup(s->bwrap_bin));
+    bwrap_argv(b, &roots, x->host_env ? x->host_env : environ, &v);
+    bwrap_free(b);
+    *argc = v.n;
+    vec_push(&v, (char *)NULL);
+    return v.v;
+}
+
+void sandbox_argv_free(char **argv, size_t argc)
+{
+    if (!argv) return;
+    for (size_t i = 0; i < argc; i++) free(argv[i]);
+    free(argv);
+}
+
+/* A sealed in-memory file holding data, for bwrap to read. */
+static int data_fd(const char *name, const void *data, size_t len)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) return -1;
+    const char *p = data;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            close(fd);
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+    lseek(fd, 0, SEEK_SET);
+    return fd;
+}
+
+static void set_limit(int res, rlim_t v)
+{
+    struct rlimit rl = {v, v};
+    setrlimit(res, &rl);
+}
+
+/* In the child: only async-signal-safe calls from here to exec. */
+static void child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd, int jfd, char **argv)
+{
+    int a = fcntl(afd, F_DUPFD, 64), f = fcntl(sfd, F_DUPFD, 64), j = fcntl(jfd, F_DUPFD, 64);
+    int fds[3] = {x->fd_in, x->fd_out, x->fd_err};
+    for (int i = 0; i < 3; i++) {
+        int src = fds[i] >= 0 ? fds[i] : open("/dev/null", O_RDWR);
+        if (src != i) dup2(src, i);
+    }
+    dup2(a, 3);
+    dup2(f, 4);
+    dup2(j, 5);
+    /* nothing of the caller's (sockets, other sessions' pipes) crosses over */
+    syscall(SYS_close_range, 6U, ~0U, 0U);
+    if (x->new_pgrp) setpgid(0, 0);
+    signal(SIGPIPE, SIG_DFL);
+    const policy_t *p = s->pol;
+    set_limit(RLIMIT_AS, (rlim_t)policy_get(p, S_MEMORY_MB) << 20);
+    set_limit(RLIMIT_CPU, (rlim_t)policy_get(p, S_CPU_SECONDS));
+    set_limit(RLIMIT_FSIZE, (rlim_t)policy_get(p, S_MAX_FILE_SIZE_MB) << 20);
+    set_limit(RLIMIT_NOFILE, (rlim_t)policy_get(p, S_MAX_OPEN_FILES));
+    char *envp[] = {NULL};
+    execve(s->bwrap_bin, argv, envp);
+    _exit(127);
+}
+
+int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_residue_t **residue, char **err)
+{
+    *err = NULL;
+    *residue = NULL;
+    char ws[PATH_MAX], sc[PATH_MAX];
+    roots_t roots;
+    bwrap_t *b = plan_run(s, x, &roots, ws, sc, err);
+    if (!b) return -1;
+    strvec_t opts = {0};
+    bwrap_argv(b, &roots, x->host_env ? x->host_env : environ, &opts);
+    buf_t packed = BUF_INIT;
+    for (size_t i = 0; i < opts.n; i++) buf_add(&packed, opts.v[i], strlen(opts.v[i]) + 1);
+    free_strvec(&opts);
+    int afd = data_fd("drun-bwrap-args", packed.p, packed.len);
+    int sfd = data_fd("drun-seccomp", s->seccomp.p, s->seccomp.len);
+    buf_free(&packed);
+    if (afd < 0 || sfd < 0) {
+        *err = xasprintf("cannot pass the sandbox setup to bwrap: %s", strerror(errno));
+        if (afd >= 0) close(afd);
+        if (sfd >= 0) close(sfd);
+        bwrap_free(b);
+        return -1;
+    }
+    /* bwrap --args 3 --seccomp 4 -- [prlimit --nproc=N --] CMD ARGS... */
+    strvec_t argv = {0};
+    vec_push(&argv, xstrdup("bwrap"));
+    vec_push(&argv, xstrdup("--args"));
+    vec_push(&argv, xstrdup("3"));
+    vec_push(&argv, xstrdup("--seccomp"));
+    vec_push(&argv, xstrdup("4"));
+    vec_push(&argv, xstrdup("--json-status-fd"));
+    vec_push(&argv, xstrdup("5"));
+    vec_push(&argv, xstrdup("--"));
+    if (s->prlimit_bin) {
+        /* RLIMIT_NPROC is set inside the user namespace, where it counts the
+         * sandbox's processes only (set outside, it would count all of the
+         * caller's). The kernel exempts a real uid 0, see docs/security.md. */
+        vec_push(&argv, xstrdup(s->prlimit_bin));
+        vec_push(&argv, xasprintf("--nproc=%lld", (long long)policy_get(s->pol, S_MAX_PROCESSES)));
+        vec_push(&argv, xstrdup("--"));
+    }
+    for (char *const *c = x->argv; *c; c++) vec_push(&argv, xstrdup(*c));
+    vec_push(&argv, (char *)NULL);
+
+    int jp[2];
+    if (pipe2(jp, O_CLOEXEC) != 0) {
+        *err = xasprintf("pipe: %s", strerror(errno));
+        close(afd);
+        close(sfd);
+        free_strvec(&argv);
+        bwrap_free(b);
+        return -1;
+    }
+    pid_t child_pid = fork();
+    if (child_pid == 0) child(s, x, afd, sfd, jp[1], argv.v);
+    int saved = errno;
+    close(afd);
+    close(sfd);
+    close(jp[1]);
+    argv.n--; /* the NULL */
+    free_strvec(&argv);
+    if (child_pid < 0) {
+        *err = xasprintf("fork: %s", strerror(saved));
+        close(jp[0]);
+        bwrap_free(b);
+        return -1;
+    }
+    if (x->new_pgrp) setpgid(child_pid, child_pid); /* no race with the child's own call */
+    sbx_residue_t *r = xcalloc(1, sizeof *r);
+    r->status_fd = jp[0];
+    for (size_t i = 0; i < b->residue.n; i++) vec_push(&r->paths, xstrdup(b->residue.v[i]));
+    bwrap_free(b);
+    *pid = child_pid;
+    *residue = r;
+    return 0;
+}
+
+void sandbox_finish(sbx_residue_t *r, int wait_status, sbx_status_t *st)
+{
+    memset(st, 0, sizeof *st);
+    /* bwrap writes {"child-pid": N} once the command runs, and
+     * {"exit-code": N} when it ends; no child-pid means setup failed. */
+    buf_t b = BUF_INIT;
+    char chunk[512];
+    ssize_t n;
+    if (r && r->status_fd >= 0) {
+        int fl = fcntl(r->status_fd, F_GETFL);
+        fcntl(r->status_fd, F_SETFL, fl | O_NONBLOCK);
+        while ((n = read(r->status_fd, chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
+            if (n > 0) buf_add(&b, chunk, (size_t)n);
+    }
+    bool started = strstr(buf_cstr(&b), "\"child-pid\"") != NULL;
+    buf_free(&b);
+    if (WIFSIGNALED(wait_status)) {
+        st->term_signal = WTERMSIG(wait_status);
+        st->exit_code = 128 + st->term_signal;
+    } else {
+        st->exit_code = WEXITSTATUS(wait_status);
+        /* bwrap reports a command killed by a signal as 128+N */
+        if (started && st->exit_code > 128 && st->exit_code < 128 + 65) st->term_signal = st->exit_code - 128;
+    }
+    st->setup_failed = !started && !WIFSIGNALED(wait_status);
+    sandbox_cleanup(r);
+}
+
+void sandbox_cleanup(sbx_residue_t *r)
+{
+    if (!r) return;
+    if (r->status_fd >= 0) close(r->status_fd);
+    /* deepest first; only what is still an empty directory or empty file */
+    for (size_t i = r->paths.n; i-- > 0;) {
+        struct stat st;
+        if (lstat(r->paths.v[i], &st) == 0) {
+            if (S_ISDIR(st.st_mode)) rmdir(r->paths.v[i]);
+            else if (S_ISREG(st.st_mode) && st.st_size == 0) unlink(r->paths.v[i]);
+        }
+        free(r->paths.v[i]);
+    }
+    vec_free(&r->paths);
+    free(r);
+}

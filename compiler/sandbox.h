@@ -1,0 +1,73 @@
+/* sandbox.h — running a command under a compiled policy on Linux: the bwrap
+ * vector (static template + the session part planned at exec time), the
+ * seccomp program, the rlimits, and the spawn. Shared by `drun-policy run`
+ * and drun-mcp, so both run commands exactly the same way.
+ */
+#ifndef DRUN_SANDBOX_H
+#define DRUN_SANDBOX_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "facts.h"
+#include "policy.h"
+
+typedef struct sandbox sandbox_t;
+
+/* Compiles p for Linux with facts f (NULL: probe this host). NULL with diags
+ * (or *err) when the policy cannot be compiled for this host. p and f must
+ * outlive the sandbox. */
+sandbox_t *sandbox_new(const policy_t *p, const facts_t *f, diag_list_t *diags, char **err);
+
+/* Loads precompiled, reviewed artifacts from dir (policy.json, bwrap.args,
+ * seccomp.bpf): every artifact's sha256 is checked against the manifest and
+ * the policy is rebuilt from the source text the manifest embeds. NULL with
+ * *err on any mismatch. The returned sandbox owns its policy (sandbox_policy). */
+sandbox_t *sandbox_from_artifacts(const char *dir, char **err);
+
+const policy_t *sandbox_policy(const sandbox_t *s);
+void sandbox_free(sandbox_t *s);
+
+typedef struct sbx_exec {
+    const char *workspace;   /* absolute path of the session workspace (exists) */
+    const char *scratch;     /* absolute path of the session scratch dir (exists) */
+    char *const *argv;       /* the command, argv[0] looked up in the sandbox's PATH */
+    int fd_in, fd_out, fd_err; /* the command's stdio; -1 means /dev/null */
+    bool new_pgrp;           /* child leads a new process group (killable as a whole) */
+    char *const *host_env;   /* environment [env] passthrough reads (NULL: environ) */
+} sbx_exec_t;
+
+/* What sandbox_spawn left on the host to remove after the child exits: the
+ * mount points bwrap had to create to block paths that did not exist. */
+typedef struct sbx_residue sbx_residue_t;
+
+/* Plans the session part, then forks and execs bwrap with the vector passed
+ * through --args and the filter through --seccomp. Returns 0 and the child
+ * pid (and *residue, to pass to sandbox_cleanup after waiting), or -1 with
+ * *err (caller frees) when the sandbox cannot be set up. */
+int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_residue_t **residue,
+                  char **err);
+
+/* How a sandboxed run ended. */
+typedef struct sbx_status {
+    bool setup_failed; /* bwrap never started the command (status 125 for `run`) */
+    int exit_code;     /* the command's exit status, when it exited */
+    int term_signal;   /* the signal that ended it, or 0 */
+} sbx_status_t;
+
+/* After waitpid() of the pid sandbox_spawn returned: decodes wait_status with
+ * bwrap's status report (was the command started at all?), then does what
+ * sandbox_cleanup does. residue is freed. */
+void sandbox_finish(sbx_residue_t *residue, int wait_status, sbx_status_t *st);
+
+/* Removes the placeholders bwrap created (only those that are still empty)
+ * and frees residue. For a run whose status is not wanted. */
+void sandbox_cleanup(sbx_residue_t *residue);
+
+/* The full bwrap argument vector sandbox_spawn would use for x, one argument
+ * per element, for explain and tests (no fork). NULL with *err on failure. */
+char **sandbox_argv(const sandbox_t *s, const sbx_exec_t *x, size_t *argc, char **err);
+void sandbox_argv_free(char **argv, size_t argc);
+
+#endif

@@ -1,0 +1,412 @@
+/* sbpl.c — SBPL profile generation (SPEC §6) and its structured evaluator.
+ *
+ * Order is the whole game: SBPL applies the last matching rule, so grants
+ * are emitted shallow-to-deep (each grant sets both read and write, so a
+ * deeper read-only grant really lowers a writable parent), then metadata
+ * access to the ancestors of granted paths, then every cap — nothing after a
+ * cap can raise it again. Paths and regexes are quoted by one function each.
+ */
+#include "sbpl.h"
+
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "paths.h"
+
+/* ---- escaping -------------------------------------------------------------------------- */
+
+bool sbpl_quote(buf_t *out, const char *s)
+{
+    buf_addc(out, '"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c == 0x7f) return false;
+        if (c == '"' || c == '\\') buf_addc(out, '\\');
+        buf_addc(out, (char)c);
+    }
+    buf_addc(out, '"');
+    return true;
+}
+
+static void regex_literal(buf_t *out, char c)
+{
+    if (strchr(".[](){}*+?^$|\\", c)) buf_addc(out, '\\');
+    buf_addc(out, c);
+}
+
+const char *glob_to_regex(const char *pattern, bool below, arena_t *a)
+{
+    buf_t b = BUF_INIT;
+    buf_addc(&b, '^');
+    const char *s = pattern;
+    while (*s) {
+        while (*s == '/') s++;
+        const char *st = s;
+        while (*s && *s != '/') s++;
+        if (s == st) break;
+        if (s - st == 2 && st[0] == '*' && st[1] == '*') {
+            buf_adds(&b, "(/.*)?"); /* zero or more whole components */
+            continue;
+        }
+        buf_addc(&b, '/');
+        for (const char *q = st; q < s; q++) {
+            if (*q == '\\' && q + 1 < s && (q[1] == '*' || q[1] == '?')) regex_literal(&b, *++q);
+            else if (*q == '*') buf_adds(&b, "[^/]*");
+            else if (*q == '?') buf_adds(&b, "[^/]");
+            else regex_literal(&b, *q);
+        }
+    }
+    buf_adds(&b, below ? "(/.*)?$" : "$"); /* the match (and everything below it) */
+    const char *r = arena_strdup(a, buf_cstr(&b));
+    buf_free(&b);
+    return r;
+}
+
+/* ---- building --------------------------------------------------------------------------- */
+
+typedef struct gen {
+    sbpl_t *s;
+    const resolved_t *r;
+    diag_list_t *d;
+    bool failed;
+    strmap_t seen_unlink;          /* dedupe of ancestor rules */
+    unsigned lines;                /* newlines in the text so far */
+} gen_t;
+
+static const char *param_name(path_base_t b) { return b == PB_WORKSPACE ? "WORKSPACE" : "SCRATCH"; }
+
+/* Renders a filter; false if a string cannot be quoted. */
+static bool render_filter(buf_t *out, const sbpl_rule_t *r)
+{
+    static const char *const fname[] = {"subpath", "literal", "regex"};
+    buf_printf(out, "(%s ", fname[r->filter]);
+    bool ok = true;
+    if (r->base == PB_ROOT) {
+        ok = sbpl_quote(out, r->arg);
+    } else if (!*r->arg) {
+        buf_printf(out, "(param \"%s\")", param_name(r->base));
+    } else {
+        buf_printf(out, "(string-append (param \"%s\") ", param_name(r->base));
+        buf_t rest = BUF_INIT;
+        buf_addc(&rest, '/');
+        buf_adds(&rest, r->arg);
+        ok = sbpl_quote(out, buf_cstr(&rest));
+        buf_free(&rest);
+        buf_addc(out, ')');
+    }
+    buf_addc(out, ')');
+    return ok;
+}
+
+static void render_ops(buf_t *out, unsigned ops)
+{
+    if (ops & SB_READ) buf_adds(out, " file-read*");
+    if (ops & SB_META) buf_adds(out, " file-read-metadata");
+    if (ops & SB_WRITE) buf_adds(out, " file-write*");
+    if (ops & SB_UNLINK) buf_adds(out, " file-write-unlink");
+}
+
+/* Where a rule came from, as a trailing comment: "config.toml:3:14 filesystem.allow_read". */
+static void render_origin(buf_t *out, const rrule_t *o)
+{
+    if (!o) return;
+    const rule_t *r = o->rule;
+    buf_adds(out, " ; ");
+    if (r->src) {
+        srcpos_t p = source_pos(r->src, r->span.start);
+        /* a file name is not trusted text: a newline in it would end the
+         * comment and put the rest of the name into the profile */
+        for (const char *c = r->src->name; *c; c++)
+            buf_addc(out, (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
+        buf_printf(out, ":%u:%u %s", p.line, p.col, rule_kind_key(r->kind));
+    } else {
+        buf_adds(out, r->origin ? r->origin : rule_kind_key(r->kind));
+    }
+}
+
+static void emit(gen_t *g, bool allow, unsigned ops, sbpl_filter_t f, path_base_t base, const char *arg,
+                 const rrule_t *origin)
+{
+    sbpl_rule_t rule = {allow, ops, f, base, arg, origin, 0};
+    buf_t line = BUF_INIT;
+    buf_adds(&line, allow ? "(allow" : "(deny");
+    render_ops(&line, ops);
+    buf_addc(&line, ' ');
+    if (!render_filter(&line, &rule)) {
+        const rule_t *r = origin ? origin->rule : NULL;
+        diag_add(g->d, SEV_ERROR, "bad-path", r ? r->src : NULL, r ? r->span : (span_t){0, 0},
+                 "a path holds a character that cannot be written into an SBPL profile");
+        g->failed = true;
+        buf_free(&line);
+        return;
+    }
+    buf_addc(&line, ')');
+    render_origin(&line, origin);
+    buf_addc(&line, '\n');
+    rule.line = g->lines + 1;
+    g->lines++;
+    buf_add(&g->s->text, line.p, line.len);
+    buf_free(&line);
+    vec_push(&g->s->rules, rule);
+}
+
+static void add_text(gen_t *g, const char *t)
+{
+    buf_adds(&g->s->text, t);
+    for (; *t; t++) g->lines += *t == '\n';
+}
+
+static void section(gen_t *g, const char *title)
+{
+    add_text(g, "\n;; ");
+    add_text(g, title);
+    add_text(g, "\n");
+}
+
+static const char base_profile[] =
+    "(version 1)\n"
+    "(deny default)\n"
+    "\n"
+    ";; processes: run and fork; signal and inspect only inside this sandbox\n"
+    "(allow process-exec process-fork)\n"
+    "(allow signal (target same-sandbox))\n"
+    "(allow process-info* (target same-sandbox))\n"
+    "\n"
+    ";; the devices every program expects\n"
+    "(allow file-read* file-write-data file-ioctl\n"
+    "  (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/tty\") (literal \"/dev/dtracehelper\"))\n"
+    "(allow file-read* (literal \"/dev/random\") (literal \"/dev/urandom\"))\n"
+    "(allow file-read* file-write-data file-ioctl (regex #\"^/dev/fd/[0-9]+$\"))\n"
+    "(allow pseudo-tty)\n"
+    "(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\") (regex #\"^/dev/ttys[0-9]+$\"))\n"
+    "\n"
+    ";; named sysctls only\n"
+    "(allow sysctl-read\n"
+    "  (sysctl-name \"hw.activecpu\") (sysctl-name \"hw.cachelinesize\") (sysctl-name \"hw.logicalcpu\")\n"
+    "  (sysctl-name \"hw.logicalcpu_max\") (sysctl-name \"hw.machine\") (sysctl-name \"hw.memsize\")\n"
+    "  (sysctl-name \"hw.ncpu\") (sysctl-name \"hw.pagesize\") (sysctl-name \"hw.physicalcpu\")\n"
+    "  (sysctl-name \"hw.physicalcpu_max\") (sysctl-name \"kern.argmax\") (sysctl-name \"kern.hostname\")\n"
+    "  (sysctl-name \"kern.maxfilesperproc\") (sysctl-name \"kern.osproductversion\")\n"
+    "  (sysctl-name \"kern.osrelease\") (sysctl-name \"kern.ostype\") (sysctl-name \"kern.osversion\")\n"
+    "  (sysctl-name \"kern.usrstack64\") (sysctl-name \"kern.version\") (sysctl-name \"sysctl.proc_translated\")\n"
+    "  (sysctl-name-prefix \"hw.optional.\") (sysctl-name-prefix \"hw.perflevel\"))\n"
+    "\n"
+    ";; named mach services only (no bare mach-lookup)\n"
+    "(allow mach-lookup\n"
+    "  (global-name \"com.apple.system.logger\")\n"
+    "  (global-name \"com.apple.system.notification_center\")\n"
+    "  (global-name \"com.apple.system.opendirectoryd.libinfo\"))\n"
+    "(allow ipc-posix-shm-read-data (ipc-posix-name \"apple.shm.notification_center\"))\n"
+    "\n"
+    ";; no network rule at all: sandboxed commands have no network (fetch goes\n"
+    ";; through the runtime, which checks the allowlist)\n";
+
+/* Could g's subtree be writable through a grant above it (writes is the set
+ * of writable ROOT grant paths)? Session roots' places are unknown at compile
+ * time, so their read-only grants always deny writes explicitly. */
+static bool parent_may_write(const strmap_t *writes, const rrule_t *g, arena_t *a)
+{
+    if (g->base != PB_ROOT) return true;
+    char *p = arena_strdup(a, g->path);
+    for (char *slash = strrchr(p, '/'); slash; slash = strrchr(p, '/')) {
+        *slash = '\0';
+        if (strmap_get(writes, *p ? p : "/") >= 0) return true;
+        if (!*p) break;
+    }
+    return false;
+}
+
+/* A built-in grant ($PATH dir, system dir) inside a grant of the same level
+ * adds nothing; config entries are kept so each has its line. */
+static bool redundant_builtin(const resolved_t *r, const rrule_t *g)
+{
+    if (g->base != PB_ROOT || (g->rule->kind != RK_SYSTEM && g->rule->kind != RK_PATH_DIR)) return false;
+    const rrule_t *best = NULL;
+    for (size_t i = 0; i < r->grants.n; i++) {
+        const rrule_t *o = &r->grants.v[i];
+        if (o == g || o->base != PB_ROOT || !path_is_under(g->path, o->path) || strcmp(g->path, o->path) == 0) continue;
+        if (!best || o->depth > best->depth) best = o;
+    }
+    return best && best->level == g->level;
+}
+
+static void emit_grants(gen_t *g)
+{
+    const resolved_t *r = g->r;
+    strmap_t writes = STRMAP_INIT;
+    for (size_t i = 0; i < r->grants.n; i++)
+        if (r->grants.v[i].base == PB_ROOT && r->grants.v[i].level == LVL_WRITE)
+            strmap_put(&writes, r->grants.v[i].path, 1);
+    section(g, "grants, shallow to deep: the deepest grant on a path decides (last match wins)");
+    for (size_t i = 0; i < r->grants.n; i++) {
+        const rrule_t *gr = &r->grants.v[i];
+        if (redundant_builtin(r, gr)) continue;
+        switch (gr->level) {
+        case LVL_WRITE:
+            emit(g, true, SB_READ | SB_WRITE, SBF_SUBPATH, gr->base, gr->path, gr);
+            break;
+        case LVL_READ:
+            emit(g, true, SB_READ, SBF_SUBPATH, gr->base, gr->path, gr);
+            if (parent_may_write(&writes, gr, &g->s->arena))
+                emit(g, false, SB_WRITE, SBF_SUBPATH, gr->base, gr->path, gr);
+            break;
+        case LVL_NONE:
+            emit(g, false, SB_READ | SB_WRITE, SBF_SUBPATH, gr->base, gr->path, gr);
+            break;
+        }
+    }
+    strmap_free(&writes);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Ancestors of readable grants get metadata access (literal), so the path
+ * can be reached and stat()ed; one rule per ancestor, sorted. */
+static void emit_ancestor_metadata(gen_t *g)
+{
+    const resolved_t *r = g->r;
+    VEC(const char *) anc = {0};
+    strmap_t have = STRMAP_INIT;
+    for (size_t i = 0; i < r->grants.n; i++) {
+        const rrule_t *gr = &r->grants.v[i];
+        if (gr->base != PB_ROOT || gr->level == LVL_NONE) continue;
+        char *p = arena_strdup(&g->s->arena, gr->path);
+        for (char *slash = strrchr(p, '/'); slash; slash = strrchr(p, '/')) {
+            *slash = '\0';
+            const char *a = *p ? arena_strdup(&g->s->arena, p) : "/";
+            if (strmap_put(&have, a, 1) < 0) vec_push(&anc, a);
+            if (!*p) break;
+        }
+    }
+    qsort(anc.v, anc.n, sizeof *anc.v, cmp_str);
+    if (anc.n) section(g, "ancestors of granted paths can be looked up (metadata only)");
+    for (size_t i = 0; i < anc.n; i++) emit(g, true, SB_META, SBF_LITERAL, PB_ROOT, anc.v[i], NULL);
+    vec_free(&anc);
+    strmap_free(&have);
+}
+
+static bool seen(gen_t *g, const char *key) { return strmap_put(&g->seen_unlink, key, 1) >= 0; }
+
+/* Denies renaming or deleting the ancestors of a lowered path, so it cannot
+ * be moved out of the rule's reach, changed, and moved back. Ancestors that
+ * end in "**" are skipped: they are every directory, and a rename below a
+ * wildcard keeps the path matching the same pattern anyway. */
+static void emit_unlink_ancestors(gen_t *g, const rrule_t *c)
+{
+    arena_t *a = &g->s->arena;
+    const char *path = c->path;
+    VEC(size_t) cuts = {0}; /* prefix lengths of the ancestors */
+    if (c->base != PB_ROOT) vec_push(&cuts, (size_t)0); /* the session root itself */
+    for (size_t i = 1; path[i - 1] && path[i]; i++)
+        if (path[i] == '/') vec_push(&cuts, i);
+    for (size_t k = 0; k < cuts.n; k++) {
+        const char *prefix = arena_strndup(a, path, cuts.v[k]);
+        const char *last = strrchr(prefix, '/');
+        if (strcmp(last ? last + 1 : prefix, "**") == 0) continue;
+        bool wild = c->glob && glob_has_wildcard(prefix);
+        const char *arg = wild ? glob_to_regex(prefix, false, a) : c->glob ? glob_unescape(prefix, a) : prefix;
+        buf_t key = BUF_INIT;
+        buf_printf(&key, "%d:%d:%s", (int)c->base, wild, arg);
+        bool dup = seen(g, arena_strdup(a, buf_cstr(&key)));
+        buf_free(&key);
+        if (!dup) emit(g, false, SB_UNLINK, wild ? SBF_REGEX : SBF_LITERAL, c->base, arg, c);
+    }
+    vec_free(&cuts);
+}
+
+static void emit_caps(gen_t *g)
+{
+    const resolved_t *r = g->r;
+    if (!r->caps.n) return;
+    section(g, "caps: deny_read globs, deny_write and [protect]; nothing below can raise them");
+    for (size_t i = 0; i < r->caps.n; i++) {
+        const rrule_t *c = &r->caps.v[i];
+        unsigned ops = c->level == LVL_NONE ? SB_READ | SB_WRITE : SB_WRITE;
+        if (c->glob) emit(g, false, ops, SBF_REGEX, PB_ROOT, glob_to_regex(c->path, true, &g->s->arena), c);
+        else emit(g, false, ops, SBF_SUBPATH, c->base, c->path, c);
+    }
+    section(g, "lowered paths cannot be moved away and back: no unlink of them or their ancestors");
+    for (size_t i = 0; i < r->caps.n; i++) emit_unlink_ancestors(g, &r->caps.v[i]);
+    for (size_t i = 0; i < r->grants.n; i++)
+        if (r->grants.v[i].level == LVL_NONE) emit_unlink_ancestors(g, &r->grants.v[i]);
+}
+
+sbpl_t *sbpl_build(const resolved_t *r, diag_list_t *diags)
+{
+    sbpl_t *s = xcalloc(1, sizeof *s);
+    gen_t g = {s, r, diags, false, STRMAP_INIT, 0};
+    buf_t head = BUF_INIT;
+    buf_printf(&head,
+               ";; SBPL profile generated by drun-policy %s for macOS sandbox-exec. Do not edit:\n"
+               ";; change the policy and recompile. Run it as\n"
+               ";;   sandbox-exec -f policy.sb -D WORKSPACE=/abs/workspace -D SCRATCH=/abs/scratch CMD...\n",
+               DRUN_VERSION);
+    add_text(&g, buf_cstr(&head));
+    buf_free(&head);
+    add_text(&g, base_profile);
+    emit_grants(&g);
+    emit_ancestor_metadata(&g);
+    emit_caps(&g);
+    strmap_free(&g.seen_unlink);
+    if (g.failed) {
+        sbpl_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void sbpl_free(sbpl_t *s)
+{
+    if (!s) return;
+    vec_free(&s->rules);
+    buf_free(&s->text);
+    arena_free(&s->arena);
+    free(s);
+}
+
+/* ---- evaluation ---------------------------------------------------------------------------- */
+
+static bool filter_matches(const sbpl_rule_t *r, const roots_t *roots, const char *path, arena_t *tmp)
+{
+    const char *arg = r->arg;
+    if (r->base != PB_ROOT) {
+        const char *root = r->base == PB_WORKSPACE ? roots->workspace : roots->scratch;
+        if (!root) return false;
+        arg = path_join(root, r->arg, tmp);
+    }
+    switch (r->filter) {
+    case SBF_SUBPATH: return path_is_under(path, arg);
+    case SBF_LITERAL: return strcmp(path, arg) == 0;
+    case SBF_REGEX: {
+        regex_t re;
+        if (regcomp(&re, arg, REG_EXTENDED | REG_NOSUB) != 0) return false;
+        bool m = regexec(&re, path, 0, NULL, 0) == 0;
+        regfree(&re);
+        return m;
+    }
+    }
+    return false;
+}
+
+level_t sbpl_eval(const sbpl_t *s, const roots_t *roots, const char *path, const sbpl_rule_t **read_by,
+                  const sbpl_rule_t **write_by)
+{
+    arena_t tmp = ARENA_INIT;
+    const sbpl_rule_t *rd = NULL, *wr = NULL;
+    for (size_t i = 0; i < s->rules.n; i++) {
+        const sbpl_rule_t *r = &s->rules.v[i];
+        if (!(r->ops & (SB_READ | SB_WRITE))) continue; /* metadata/unlink only: not a level */
+        if (!filter_matches(r, roots, path, &tmp)) continue;
+        if (r->ops & SB_READ) rd = r;
+        if (r->ops & SB_WRITE) wr = r;
+    }
+    arena_free(&tmp);
+    if (read_by) *read_by = rd;
+    if (write_by) *write_by = wr;
+    bool can_read = rd && rd->allow, can_write = wr && wr->allow;
+    return can_write && can_read ? LVL_WRITE : can_read ? LVL_READ : LVL_NONE;
+}

@@ -1,0 +1,74 @@
+/* seccomp_filter.h — the seccomp backend: the SPEC §7 syscall filter, built
+ * with libseccomp for a chosen target architecture and exported as the raw
+ * classic-BPF program that `bwrap --seccomp FD` loads (artifact seccomp.bpf).
+ * (Not "seccomp.h": that name is libseccomp's own header, which -Icompiler
+ * would shadow for every file that includes <seccomp.h>.)
+ *
+ * The filter allows by default and denies, with EPERM:
+ *   socket(AF_UNIX, ...)        unless allow_unix_sockets; socketpair() stays
+ *   io_uring_setup, io_uring_enter, io_uring_register
+ *   ptrace, process_vm_readv, process_vm_writev
+ *   kexec_load, kexec_file_load
+ *   bpf, perf_event_open, userfaultfd
+ *   keyctl, add_key, request_key
+ *   mount, umount2, umount (only where the arch has it: neither x86_64 nor
+ *   aarch64 does), pivot_root, move_mount, open_tree, fsopen, fsconfig,
+ *   fsmount, fspick, mount_setattr
+ * and kills the process (KILL_PROCESS) on any syscall made through another
+ * ABI than the target's: i386 `int 0x80` and x32 on x86_64, AArch32 on
+ * aarch64. personality() is left alone (see docs/seccomp.md).
+ */
+#ifndef DRUN_SECCOMP_FILTER_H
+#define DRUN_SECCOMP_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+typedef enum { SECCOMP_X86_64, SECCOMP_AARCH64 } seccomp_arch_t;
+
+/* "x86_64" or "amd64" -> SECCOMP_X86_64, "aarch64" or "arm64" ->
+ * SECCOMP_AARCH64 (exact, lower case). False for anything else. */
+bool seccomp_arch_from_name(const char *name, seccomp_arch_t *out);
+
+/* "x86_64" or "aarch64": the canonical name (the facts' spelling). */
+const char *seccomp_arch_name(seccomp_arch_t arch);
+
+/* AUDIT_ARCH_X86_64 / AUDIT_ARCH_AARCH64: the value the filter compares
+ * seccomp_data.arch with. */
+uint32_t seccomp_audit_arch(seccomp_arch_t arch);
+
+typedef struct seccomp_opts {
+    seccomp_arch_t arch;     /* the target the program is for (any host can build it) */
+    bool allow_unix_sockets; /* [network] allow_unix_sockets: do not deny socket(AF_UNIX) */
+} seccomp_opts_t;
+
+/* Builds the filter above for opts->arch, even when it is not the host's,
+ * and appends the raw struct sock_filter program (little-endian, as both
+ * targets are) to *out. Before returning, the program is checked with the
+ * userspace verifier and interpreter (bpf.h): every denial must yield
+ * ERRNO(EPERM), a foreign ABI KILL_PROCESS and getpid ALLOW, or the build
+ * fails. Deterministic: the same opts give the same bytes on any host.
+ * Returns false with *err (caller frees) when libseccomp fails or is too old
+ * to know a syscall of the list; *out is then left as it was. */
+bool seccomp_build(const seccomp_opts_t *opts, buf_t *out, char **err);
+
+/* One entry of the deny list, for explain, docs and tests. */
+typedef struct seccomp_denial {
+    const char *syscall;  /* name as the kernel and libseccomp spell it */
+    const char *why;      /* one line: what the call would let a sandboxed process do */
+    bool af_unix_only;    /* denied only with domain AF_UNIX, and only without
+                             allow_unix_sockets (socket) */
+    bool optional;        /* absent on some arches (umount): skipped there */
+} seccomp_denial_t;
+
+/* The deny list, in filter order; *n receives its length. Static storage. */
+const seccomp_denial_t *seccomp_denials(size_t *n);
+
+/* The number of syscall name on arch (from libseccomp's tables), or -1 when
+ * arch has no such call. */
+int seccomp_arch_syscall_nr(seccomp_arch_t arch, const char *name);
+
+#endif

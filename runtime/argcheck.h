@@ -1,0 +1,24 @@
+/* argcheck.h — validating tool arguments against the tool's own inputSchema.
+ *
+ * The schema a client sees in tools/list is the one the server enforces:
+ * there is no second, hand-written check to drift from it. Supported
+ * keywords (all the tool schemas use): type (one name or a list), properties,
+ * required, additionalProperties (false or a schema), enum, minLength and
+ * maxLength (counted in code points, as JSON Schema does), minimum, maximum,
+ * items, minItems, maxItems. Annotation keywords (description, default,
+ * title, examples) are ignored.
+ */
+#ifndef DRUN_RT_ARGCHECK_H
+#define DRUN_RT_ARGCHECK_H
+
+#include <stdbool.h>
+
+#include <cJSON.h>
+
+#include "buf.h"
+
+/* True when v satisfies schema. Otherwise false with one sentence in why
+ * that names the argument ("arguments.timeout_ms") and what is expected. */
+bool argcheck(const cJSON *schema, const cJSON *v, buf_t *why);
+
+#endif

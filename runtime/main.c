@@ -1,0 +1,321 @@
+/* main.c — drun-mcp: options, signals, the state dir, then one transport.
+ *
+ *   drun-mcp [--config FILE | --artifacts DIR] [--stdio | --listen ADDR:PORT]
+ *            [--state-dir DIR] [--token-file FILE] [--max-message BYTES]
+ *            [--log-level error|warn|info|debug]
+ *
+ * Options are parsed through one table into an args struct (no global
+ * option state); --help is printed from the same table.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "log.h"
+#include "mcp.h"
+#include "transport.h"
+
+#ifndef DRUN_VERSION
+#define DRUN_VERSION "0.0.0"
+#endif
+
+enum { EXIT_OK = 0, EXIT_USAGE = 2 };
+
+typedef struct args {
+    const char *config;     /* --config FILE */
+    const char *artifacts;  /* --artifacts DIR */
+    const char *listen;     /* --listen ADDR:PORT (HTTP); NULL: stdio */
+    const char *state_dir;  /* --state-dir DIR */
+    const char *token_file; /* --token-file FILE */
+    const char *max_msg;    /* --max-message BYTES */
+    const char *log_level;  /* --log-level LEVEL */
+    bool stdio;             /* --stdio */
+    bool help, version;
+} args_t;
+
+typedef struct opt {
+    const char *name;    /* long name without dashes */
+    const char *metavar; /* NULL for a flag */
+    size_t off;          /* where in args_t */
+    const char *help;
+} opt_t;
+
+#define OPT(field) offsetof(args_t, field)
+static const opt_t options[] = {
+    {"config", "FILE", OPT(config), "policy file, recompiled whenever it changes "
+                                    "(default: $DRUN_CONFIG, ~/.drun/config.toml, built-in)"},
+    {"artifacts", "DIR", OPT(artifacts), "serve precompiled artifacts (drun-policy compile -o)"},
+    {"stdio", NULL, OPT(stdio), "MCP over stdin/stdout (the default)"},
+    {"listen", "ADDR:PORT", OPT(listen), "MCP Streamable HTTP at http://ADDR:PORT/mcp "
+                                         "(PORT alone: 127.0.0.1; port 0: any free port)"},
+    {"state-dir", "DIR", OPT(state_dir), "where sessions live (default: "
+                                         "$XDG_STATE_HOME/drun or ~/.local/state/drun)"},
+    {"token-file", "FILE", OPT(token_file), "HTTP: require Authorization: Bearer <the "
+                                            "file's first line>"},
+    {"max-message", "BYTES", OPT(max_msg), "largest message: stdio line or HTTP body "
+                                           "(default 67108864)"},
+    {"log-level", "LEVEL", OPT(log_level), "error, warn (default), info or debug; to stderr"},
+    {"help", NULL, OPT(help), "show this help"},
+    {"version", NULL, OPT(version), "show the version"},
+};
+#define NOPTS (sizeof options / sizeof *options)
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: drun-mcp [--config FILE | --artifacts DIR] [--stdio | --listen ADDR:PORT]\n"
+               "                [--state-dir DIR] [--token-file FILE] [--max-message BYTES]\n"
+               "                [--log-level LEVEL]\n\n"
+               "An MCP server that hands AI agents sandboxed sessions under a drun policy.\n\n");
+    for (size_t i = 0; i < NOPTS; i++) {
+        char left[40];
+        snprintf(left, sizeof left, "--%s%s%s", options[i].name, options[i].metavar ? " " : "",
+                 options[i].metavar ? options[i].metavar : "");
+        fprintf(f, "  %-24s %s\n", left, options[i].help);
+    }
+}
+
+static bool parse_args(int argc, char **argv, args_t *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2)) {
+            fprintf(stderr, "drun-mcp: unexpected argument '%s' (see --help)\n", arg);
+            return false;
+        }
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        const opt_t *o = NULL;
+        for (size_t k = 0; k < NOPTS; k++)
+            if (strlen(options[k].name) == nlen && !strncmp(options[k].name, name, nlen))
+                o = &options[k];
+        if (!o) {
+            fprintf(stderr, "drun-mcp: unknown option '%s' (see --help)\n", arg);
+            return false;
+        }
+        if (!o->metavar) {
+            if (eq) {
+                fprintf(stderr, "drun-mcp: --%s takes no value\n", o->name);
+                return false;
+            }
+            *(bool *)((char *)a + o->off) = true;
+            continue;
+        }
+        const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (!val || !*val) {
+            fprintf(stderr, "drun-mcp: --%s needs %s\n", o->name, o->metavar);
+            return false;
+        }
+        *(const char **)((char *)a + o->off) = val;
+    }
+    if (a->config && a->artifacts) {
+        fprintf(stderr, "drun-mcp: --config and --artifacts exclude each other\n");
+        return false;
+    }
+    if (a->stdio && a->listen) {
+        fprintf(stderr, "drun-mcp: --stdio and --listen exclude each other\n");
+        return false;
+    }
+    if (a->token_file && !a->listen) {
+        fprintf(stderr, "drun-mcp: --token-file applies to --listen only\n");
+        return false;
+    }
+    return true;
+}
+
+/* ---- signals: a self-pipe the transports poll ------------------------------------------- */
+
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    char c = (char)sig;
+    ssize_t w = write(sig_pipe[1], &c, 1);
+    (void)w;
+    errno = saved;
+}
+
+static void on_sigpipe(int sig) { (void)sig; }
+
+static bool install_signals(void)
+{
+    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return false;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    /* A write to a client that is gone must fail with EPIPE, not kill the
+     * server. A handler rather than SIG_IGN: handlers reset on exec, so
+     * sandboxed commands still get the default SIGPIPE (`yes | head`). */
+    sa.sa_handler = on_sigpipe;
+    sigaction(SIGPIPE, &sa, NULL);
+    return true;
+}
+
+/* ---- the state dir --------------------------------------------------------------------- */
+
+static char *default_state_dir(void)
+{
+    const char *xdg = getenv("XDG_STATE_HOME");
+    if (xdg && xdg[0] == '/')
+        return xasprintf("%s/drun", xdg);
+    const char *home = getenv("HOME");
+    if (home && home[0] == '/')
+        return xasprintf("%s/.local/state/drun", home);
+    return NULL;
+}
+
+static bool under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Creates dir (0700, parents too) and returns its resolved path. */
+static char *prepare_state_dir(const char *dir)
+{
+    char *dup = xstrdup(dir);
+    for (char *p = dup + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dup, 0700);
+            *p = '/';
+        }
+    mkdir(dup, 0700);
+    free(dup);
+    char real[PATH_MAX];
+    if (!realpath(dir, real)) {
+        fprintf(stderr, "drun-mcp: state dir %s: %s\n", dir, strerror(errno));
+        return NULL;
+    }
+    /* Shared, world-writable temp dirs invite other local users to plant
+     * files or links where sessions will be; and /tmp is the sandbox's own
+     * private tmpfs, which would hide a workspace placed there. */
+    static const char *const shared[] = {"/tmp", "/var/tmp", "/dev/shm"};
+    for (size_t i = 0; i < 3; i++)
+        if (under(real, shared[i])) {
+            fprintf(stderr,
+                    "drun-mcp: state dir %s is under %s: choose a private directory "
+                    "(default: ~/.local/state/drun)\n", real, shared[i]);
+            return NULL;
+        }
+    return xstrdup(real);
+}
+
+static char *read_token(const char *file)
+{
+    FILE *f = fopen(file, "re");
+    if (!f) {
+        fprintf(stderr, "drun-mcp: --token-file %s: %s\n", file, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+        log_warn("token file %s is readable by other users: chmod 600 it", file);
+    char line[4096];
+    char *tok = NULL;
+    if (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        if (strlen(line) >= 16)
+            tok = xstrdup(line);
+    }
+    fclose(f);
+    if (!tok)
+        fprintf(stderr, "drun-mcp: --token-file %s: the first line must hold a token of at "
+                        "least 16 characters\n", file);
+    return tok;
+}
+
+int main(int argc, char **argv)
+{
+    args_t a;
+    if (!parse_args(argc, argv, &a)) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (a.help) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (a.version) {
+        printf("drun-mcp %s\n", DRUN_VERSION);
+        return EXIT_OK;
+    }
+    if (a.log_level) {
+        rtlog_level_t l;
+        if (!rt_log_parse_level(a.log_level, &l)) {
+            fprintf(stderr, "drun-mcp: --log-level must be error, warn, info or debug\n");
+            return EXIT_USAGE;
+        }
+        rt_log_set_level(l);
+    }
+    size_t max_msg = STDIO_MAX_LINE;
+    if (a.max_msg) {
+        char *end;
+        unsigned long long v = strtoull(a.max_msg, &end, 10);
+        if (*end || v < 1024 || v > (1ull << 31)) {
+            fprintf(stderr, "drun-mcp: --max-message must be a byte count from 1024 to 2^31\n");
+            return EXIT_USAGE;
+        }
+        max_msg = (size_t)v;
+    }
+    char *token = NULL;
+    if (a.token_file && !(token = read_token(a.token_file)))
+        return EXIT_USAGE;
+    char *dflt = a.state_dir ? NULL : default_state_dir();
+    if (!a.state_dir && !dflt) {
+        fprintf(stderr, "drun-mcp: no HOME to put the state dir in: pass --state-dir DIR\n");
+        return EXIT_USAGE;
+    }
+    char *state = prepare_state_dir(a.state_dir ? a.state_dir : dflt);
+    free(dflt);
+    if (!state || !install_signals()) {
+        free(token);
+        return EXIT_USAGE;
+    }
+
+    mcp_opts_t o = {
+        .config = a.config,
+        .artifacts = a.artifacts,
+        .state_dir = state,
+        .transport = a.listen ? "http" : "stdio",
+    };
+    char *err = NULL;
+    mcp_server_t *srv = mcp_server_new(&o, &err);
+    if (!srv) {
+        fprintf(stderr, "drun-mcp: %s\n", err);
+        free(err);
+        free(state);
+        free(token);
+        return EXIT_USAGE;
+    }
+    char *d = mcp_server_describe(srv);
+    rt_log(strstr(d, "error") ? RTLOG_WARN : RTLOG_INFO, "%s", d);
+    free(d);
+
+    int rc;
+    if (a.listen) {
+        http_opts_t h = {.listen = a.listen, .token = token, .max_body = max_msg};
+        rc = http_run(srv, &h, sig_pipe[0]);
+    } else {
+        rc = stdio_run(srv, STDIN_FILENO, STDOUT_FILENO, sig_pipe[0], max_msg);
+    }
+    mcp_server_free(srv);
+    log_info("stopped");
+    free(state);
+    free(token);
+    return rc == 2 ? EXIT_USAGE : EXIT_OK;
+}

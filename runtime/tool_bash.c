@@ -1,0 +1,292 @@
+/* tool_bash.c — session_bash: the command lists, then the command under the
+ * session's sandbox, with its output made safe to return whatever its bytes.
+ *
+ * Output encoding (decided here, documented in docs/runtime.md): stdout and
+ * stderr are always returned as valid UTF-8 text in which every invalid
+ * sequence and every NUL became U+FFFD; when that replaced anything, the
+ * exact bytes kept are also returned base64-encoded (stdout_base64,
+ * stderr_base64), so nothing is lost and the JSON stays valid.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmdline.h"
+#include "exec.h"
+#include "log.h"
+#include "textenc.h"
+#include "tools.h"
+
+#define OUTPUT_CAP (1024 * 1024) /* bytes of each stream returned */
+#define PROGRESS_MS 1000
+
+typedef struct bash_ctx {
+    tool_call_t *tc;
+    session_t *s;
+    int64_t timeout_ms;
+} bash_ctx_t;
+
+static bool bash_stop(void *ctx)
+{
+    bash_ctx_t *b = ctx;
+    return mcp_req_cancelled(b->tc->req) || atomic_load(&b->s->closing);
+}
+
+static void bash_tick(void *ctx, int64_t elapsed_ms, uint64_t out_bytes, uint64_t err_bytes)
+{
+    bash_ctx_t *b = ctx;
+    char msg[160];
+    snprintf(msg, sizeof msg, "running for %lld s; %llu bytes of stdout, %llu of stderr so far",
+             (long long)(elapsed_ms / 1000), (unsigned long long)out_bytes,
+             (unsigned long long)err_bytes);
+    mcp_req_progress(b->tc->req, (double)elapsed_ms / 1000.0, (double)b->timeout_ms / 1000.0, msg);
+}
+
+/* Refuses the command when the config's command lists say so; true = may run. */
+static bool lists_allow(tool_call_t *tc, const char *cmd, size_t len)
+{
+    const policy_t *p = tc->lp->pol;
+    if (!p->cmd_deny.n && !p->cmd_allow.n)
+        return true;
+    const char **deny = xcalloc(p->cmd_deny.n + 1, sizeof *deny);
+    const char **allow = xcalloc(p->cmd_allow.n + 1, sizeof *allow);
+    for (size_t i = 0; i < p->cmd_deny.n; i++)
+        deny[i] = p->cmd_deny.v[i].s;
+    for (size_t i = 0; i < p->cmd_allow.n; i++)
+        allow[i] = p->cmd_allow.v[i].s;
+    cmd_verdict_t v = cmd_check(cmd, len, deny, p->cmd_deny.n, allow, p->cmd_allow.n);
+    free(deny);
+    free(allow);
+    if (v.allowed) {
+        cmd_verdict_free(&v);
+        return true;
+    }
+    buf_t where = BUF_INIT;
+    const char *list = v.list == 1 ? "bash_command_denylist" : "bash_command_allowlist";
+    const str_entry_t *e = NULL;
+    if (v.list == 1 && v.entry >= 0 && (size_t)v.entry < p->cmd_deny.n)
+        e = &p->cmd_deny.v[v.entry];
+    else if (v.list == 2 && v.entry >= 0 && (size_t)v.entry < p->cmd_allow.n)
+        e = &p->cmd_allow.v[v.entry];
+    if (e) {
+        tc_where(tc, e->span, &where);
+        tc_fail(tc,
+                "Command refused by %s entry \"%s\" (%s): %s%s%s. Rewrite the command so that "
+                "no simple command matches a denylist entry%s; the lists are the operator's.",
+                list, e->s, buf_cstr(&where), v.reason, v.command ? "; simple command: " : "",
+                v.command ? v.command : "",
+                p->cmd_allow.n ? " and every one matches an allowlist entry" : "");
+    } else if (v.list) {
+        tc_fail(tc, "Command refused by %s: %s%s%s. Allowed commands: see get_policy.", list,
+                v.reason, v.command ? "; simple command: " : "", v.command ? v.command : "");
+    } else {
+        tc_fail(tc, "Command refused: %s. The command lists need a command that parses.",
+                v.reason);
+    }
+    buf_free(&where);
+    cmd_verdict_free(&v);
+    return false;
+}
+
+/* Adds name (stdout/stderr) to the result: text, bytes, truncation, and the
+ * exact bytes in base64 when the text needed repair. */
+static void add_stream(cJSON *o, const char *name, buf_t *b, uint64_t total, bool *exact)
+{
+    size_t keep = b->len;
+    bool truncated = total > b->len;
+    if (truncated)
+        keep = rt_utf8_clean_cut(b->p, b->len); /* a cut mid-character is not an error */
+    *exact = json_add_bytes(o, name, b->p ? b->p : "", keep);
+    char key[48];
+    snprintf(key, sizeof key, "%s_bytes", name);
+    cJSON_AddNumberToObject(o, key, (double)total);
+    snprintf(key, sizeof key, "%s_truncated", name);
+    cJSON_AddBoolToObject(o, key, truncated);
+    if (!*exact) {
+        buf_t enc = BUF_INIT;
+        rt_base64_encode(b->p ? b->p : "", b->len, &enc);
+        snprintf(key, sizeof key, "%s_base64", name);
+        cJSON_AddStringToObject(o, key, buf_cstr(&enc));
+        buf_free(&enc);
+    }
+}
+
+static void render_stream(buf_t *t, const char *name, const buf_t *b, uint64_t total, bool exact)
+{
+    if (!total)
+        return;
+    buf_printf(t, "\n--- %s (%llu bytes%s%s) ---\n", name, (unsigned long long)total,
+               total > b->len ? ", truncated" : "",
+               exact ? "" : "; not valid UTF-8: shown with U+FFFD, exact bytes in the "
+                            "*_base64 field");
+    buf_add(t, b->p, b->len);
+    if (b->len && b->p[b->len - 1] != '\n')
+        buf_addc(t, '\n');
+}
+
+static void signal_name(int sig, char out[32])
+{
+    const char *n = sigabbrev_np(sig);
+    if (n)
+        snprintf(out, 32, "SIG%s", n);
+    else
+        snprintf(out, 32, "signal %d", sig);
+}
+
+static void run_bash(tool_call_t *tc, const cJSON *args)
+{
+    const char *cmd = arg_str(args, "command", "");
+    size_t len = strlen(cmd);
+    if (tc->srv->no_spawn || !tc->lp->sbx) {
+        tc_fail(tc, "session_bash is disabled in this server (built without a sandbox).");
+        return;
+    }
+    if (!lists_allow(tc, cmd, len))
+        return;
+    session_t *s = tc_session(tc, args);
+    if (!s)
+        return;
+
+    int64_t limit = tc_setting(tc, S_BASH_TIMEOUT_MS);
+    int64_t timeout = arg_int(args, "timeout_ms", limit);
+    bool lowered = timeout > limit;
+    if (lowered)
+        timeout = limit;
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(args, "stdin");
+    char *argv[] = {(char *)tc->srv->shell, "-c", (char *)cmd, NULL};
+    bash_ctx_t ctx = {tc, s, timeout};
+    exec_spec_t spec = {
+        .sbx = tc->lp->sbx,
+        .janitor = tc->srv->janitor,
+        .workspace = s->workspace,
+        .scratch = s->scratch,
+        .argv = argv,
+        .input = cJSON_IsString(in) ? in->valuestring : NULL,
+        .input_len = cJSON_IsString(in) ? strlen(in->valuestring) : 0,
+        .timeout_ms = timeout,
+        .out_cap = OUTPUT_CAP,
+        .err_cap = OUTPUT_CAP,
+        .wake_fd = tc->req ? tc->req->wake_fd : -1,
+        .stop = bash_stop,
+        .tick = tc->req && tc->req->progress_token ? bash_tick : NULL,
+        .tick_ms = PROGRESS_MS,
+        .ctx = &ctx,
+    };
+    exec_result_t r;
+    atomic_fetch_add(&s->running, 1);
+    bool started = exec_run(&spec, &r);
+    atomic_fetch_sub(&s->running, 1);
+    if (!started) {
+        tc_fail(tc, "The sandbox could not be set up, so the command did not run: %s",
+                r.error);
+        log_warn("session %s: sandbox setup failed: %s", s->id, r.error);
+        exec_result_free(&r);
+        session_put(s);
+        return;
+    }
+    if (r.setup_failed) {
+        buf_t msg = BUF_INIT;
+        rt_utf8_sanitize(r.err.p, r.err.len, &msg);
+        tc_fail(tc, "The sandbox could not be set up, so the command did not run: %s",
+                buf_cstr(&msg));
+        log_warn("session %s: bwrap could not set up the sandbox: %s", s->id, buf_cstr(&msg));
+        buf_free(&msg);
+        exec_result_free(&r);
+        session_put(s);
+        return;
+    }
+    bool closed = atomic_load(&s->closing);
+    bool cancelled = r.stopped && !closed;
+
+    char sig[32] = "";
+    if (r.signal)
+        signal_name(r.signal, sig);
+    cJSON *o = tc->out;
+    cJSON_AddStringToObject(o, "session_id", s->id);
+    if (r.exit_code >= 0)
+        cJSON_AddNumberToObject(o, "exit_code", r.exit_code);
+    else
+        cJSON_AddNullToObject(o, "exit_code");
+    if (r.signal)
+        cJSON_AddStringToObject(o, "signal", sig);
+    else
+        cJSON_AddNullToObject(o, "signal");
+    cJSON_AddBoolToObject(o, "timed_out", r.timed_out);
+    cJSON_AddBoolToObject(o, "cancelled", r.stopped);
+    cJSON_AddNumberToObject(o, "duration_ms", (double)(int64_t)(r.wall_ms * 1000) / 1000.0);
+    cJSON_AddNumberToObject(o, "timeout_ms", (double)timeout);
+    bool out_exact, err_exact;
+    add_stream(o, "stdout", &r.out, r.out_total, &out_exact);
+    add_stream(o, "stderr", &r.err, r.err_total, &err_exact);
+
+    buf_t *t = &tc->text;
+    if (r.timed_out)
+        buf_printf(t, "TIMED OUT after %lld ms: the whole process group was killed. Make the "
+                      "command faster, run it in the background with its output to a file, "
+                      "or pass a larger timeout_ms (at most bash_timeout_ms = %lld).",
+                   (long long)timeout, (long long)limit);
+    else if (closed)
+        buf_printf(t, "Killed: the session was closed while the command ran.");
+    else if (cancelled)
+        buf_printf(t, "Cancelled by the client: the whole process group was killed.");
+    else if (r.signal && r.exit_code < 0)
+        buf_printf(t, "Killed by %s after %.1f ms.", sig, r.wall_ms);
+    else if (r.signal)
+        buf_printf(t, "Exit code %d (the command died of %s) after %.1f ms.", r.exit_code, sig,
+                   r.wall_ms);
+    else
+        buf_printf(t, "Exit code %d after %.1f ms.", r.exit_code, r.wall_ms);
+    if (lowered)
+        buf_printf(t, " (timeout_ms was lowered to bash_timeout_ms = %lld.)", (long long)limit);
+    render_stream(t, "stdout", &r.out, r.out_total, out_exact);
+    render_stream(t, "stderr", &r.err, r.err_total, err_exact);
+    exec_result_free(&r);
+    session_put(s);
+}
+
+const tool_def_t tool_session_bash = {
+    .name = "session_bash",
+    .title = "Run a shell command in a session",
+    .description =
+        "Runs a command with bash -c (sh where bash is missing) inside the session's sandbox: "
+        "no network, the session workspace and scratch dir writable, the rest of the host as "
+        "the operator's policy allows. The command lists of the policy are checked first. "
+        "Returns the exit code or signal, the duration, and stdout/stderr (each capped at 1 "
+        "MiB; invalid UTF-8 is shown as U+FFFD and the exact bytes are added base64-encoded). "
+        "The command is killed with its whole process group at timeout_ms.",
+    .input_schema =
+        "{\"type\": \"object\", \"properties\": {"
+        "\"session_id\": {\"type\": \"string\", \"minLength\": 32, \"maxLength\": 32, "
+        "\"description\": \"The ID create_session returned.\"}, "
+        "\"command\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 262144, "
+        "\"description\": \"The shell command line.\"}, "
+        "\"timeout_ms\": {\"type\": \"integer\", \"minimum\": 1, \"maximum\": 86400000, "
+        "\"description\": \"Wall-clock limit; default and maximum: the policy's "
+        "bash_timeout_ms.\"}, "
+        "\"stdin\": {\"type\": \"string\", \"maxLength\": 1048576, \"description\": \"Text "
+        "fed to the command's standard input (default: none).\"}}, "
+        "\"required\": [\"session_id\", \"command\"], \"additionalProperties\": false}",
+    .output_schema =
+        "{\"type\": \"object\", \"properties\": {"
+        "\"session_id\": {\"type\": \"string\"}, "
+        "\"exit_code\": {\"type\": [\"integer\", \"null\"], \"description\": \"the exit "
+        "status (128+N when the command died of signal N); null when the sandbox itself was "
+        "killed (timeout, cancellation)\"}, "
+        "\"signal\": {\"type\": [\"string\", \"null\"], \"description\": \"the signal that "
+        "ended the command (timeout and cancellation use KILL)\"}, "
+        "\"timed_out\": {\"type\": \"boolean\"}, \"cancelled\": {\"type\": \"boolean\"}, "
+        "\"duration_ms\": {\"type\": \"number\"}, \"timeout_ms\": {\"type\": \"integer\"}, "
+        "\"stdout\": {\"type\": \"string\"}, \"stderr\": {\"type\": \"string\"}, "
+        "\"stdout_bytes\": {\"type\": \"integer\"}, \"stderr_bytes\": {\"type\": \"integer\"}, "
+        "\"stdout_truncated\": {\"type\": \"boolean\"}, \"stderr_truncated\": {\"type\": "
+        "\"boolean\"}, "
+        "\"stdout_base64\": {\"type\": \"string\", \"description\": \"exact bytes of stdout, "
+        "present when stdout was not valid UTF-8\"}, "
+        "\"stderr_base64\": {\"type\": \"string\"}}, "
+        "\"required\": [\"session_id\", \"exit_code\", \"signal\", \"timed_out\", "
+        "\"cancelled\", \"duration_ms\", \"stdout\", \"stderr\", \"stdout_bytes\", "
+        "\"stderr_bytes\", \"stdout_truncated\", \"stderr_truncated\"]}",
+    .needs_policy = true,
+    .destructive = true,
+    .run = run_bash,
+};

@@ -1,0 +1,149 @@
+/* tool_policy.c — get_policy: the policy in force, where it came from, the
+ * reload counters, and the diagnostic of a config that does not compile. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools.h"
+
+static void add_entries(cJSON *obj, const char *key, const str_entry_t *v, size_t n)
+{
+    cJSON *a = cJSON_AddArrayToObject(obj, key);
+    for (size_t i = 0; i < n; i++)
+        json_add_bytes(a, NULL, v[i].s, strlen(v[i].s));
+}
+
+static void add_summary(tool_call_t *tc, cJSON *out)
+{
+    const policy_t *p = tc->lp->pol;
+    cJSON *pol = cJSON_AddObjectToObject(out, "policy");
+    cJSON *set = cJSON_AddObjectToObject(pol, "settings");
+    for (int i = 0; i < S_COUNT; i++) {
+        const setting_info_t *si = &setting_table[i];
+        char *key = si->table ? xasprintf("%s.%s", si->table, si->key) : xstrdup(si->key);
+        if (si->boolean)
+            cJSON_AddBoolToObject(set, key, p->set[i].v != 0);
+        else
+            cJSON_AddNumberToObject(set, key, (double)p->set[i].v);
+        free(key);
+    }
+    cJSON *doms = cJSON_AddArrayToObject(pol, "domain_allowlist");
+    for (size_t i = 0; i < p->domains.n; i++)
+        json_add_bytes(doms, NULL, p->domains.v[i].written, strlen(p->domains.v[i].written));
+    add_entries(pol, "bash_command_denylist", p->cmd_deny.v, p->cmd_deny.n);
+    add_entries(pol, "bash_command_allowlist", p->cmd_allow.v, p->cmd_allow.n);
+    add_entries(pol, "env_allowlist", p->env_allowlist.v, p->env_allowlist.n);
+    add_entries(pol, "env_passthrough", p->env_passthrough.v, p->env_passthrough.n);
+    cJSON *fs = cJSON_AddArrayToObject(pol, "filesystem");
+    for (size_t i = 0; i < p->rules.n; i++) {
+        const rule_t *r = &p->rules.v[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "rule", rule_kind_key(r->kind));
+        json_add_bytes(o, "path", r->written ? r->written : "", r->written ? strlen(r->written) : 0);
+        cJSON_AddStringToObject(o, "level", level_name(r->level));
+        cJSON_AddBoolToObject(o, "cap", r->cap);
+        buf_t at = BUF_INIT;
+        if (r->src)
+            tc_where(tc, r->span, &at);
+        else
+            buf_adds(&at, r->origin ? r->origin : "built-in");
+        json_add_bytes(o, "at", at.p, at.len);
+        buf_free(&at);
+        cJSON_AddItemToArray(fs, o);
+    }
+}
+
+static void run_get_policy(tool_call_t *tc, const cJSON *args)
+{
+    (void)args;
+    reload_stats_t st;
+    reload_get_stats(tc->srv->reload, &st);
+    const char *state = !tc->lp ? "none" : st.error ? "stale" : "ok";
+    cJSON *o = tc->out;
+    cJSON_AddStringToObject(o, "state", state);
+    cJSON_AddStringToObject(o, "mode", reload_mode_name(st.mode));
+    if (st.watched)
+        json_add_bytes(o, "watched", st.watched, strlen(st.watched));
+    if (tc->lp) {
+        char when[32];
+        iso_time(tc->lp->loaded_ms, when);
+        json_add_bytes(o, "source", tc->lp->source, strlen(tc->lp->source));
+        cJSON_AddNumberToObject(o, "generation", (double)tc->lp->generation);
+        cJSON_AddStringToObject(o, "loaded_at", when);
+    }
+    cJSON *c = cJSON_AddObjectToObject(o, "counters");
+    cJSON_AddNumberToObject(c, "checks", (double)st.checks);
+    cJSON_AddNumberToObject(c, "compiles", (double)st.compiles);
+    cJSON_AddNumberToObject(c, "reloads", (double)st.reloads);
+    cJSON_AddNumberToObject(c, "failures", (double)st.failures);
+    cJSON_AddNumberToObject(c, "check_ns_total", (double)st.check_ns);
+    if (st.error) {
+        char when[32];
+        iso_time(st.error_ms, when);
+        json_add_bytes(o, "error", st.error, strlen(st.error));
+        cJSON_AddStringToObject(o, "error_at", when);
+    }
+    cJSON_AddStringToObject(o, "transport", tc->srv->transport);
+    cJSON_AddStringToObject(o, "server_version", DRUN_VERSION);
+    cJSON_AddNumberToObject(o, "sessions_open", (double)sessions_count(tc->srv->sessions));
+
+    if (tc->lp)
+        buf_printf(&tc->text, "Policy generation %llu from %s (%s mode), state %s.\n",
+                   (unsigned long long)tc->lp->generation, tc->lp->source,
+                   reload_mode_name(st.mode), state);
+    else
+        buf_printf(&tc->text, "No policy is in force (%s mode): the config has never "
+                              "compiled.\n", reload_mode_name(st.mode));
+    buf_printf(&tc->text,
+               "Config checks %llu, compiles %llu, reloads %llu, failed compiles %llu.\n",
+               (unsigned long long)st.checks, (unsigned long long)st.compiles,
+               (unsigned long long)st.reloads, (unsigned long long)st.failures);
+    if (st.error)
+        buf_printf(&tc->text, "The config does not compile:\n%s\n", st.error);
+    if (tc->lp) {
+        add_summary(tc, o);
+        char *summary = jr_print(cJSON_GetObjectItemCaseSensitive(o, "policy"));
+        buf_printf(&tc->text, "Policy: %s", summary);
+        free(summary);
+    }
+    reload_stats_free(&st);
+}
+
+const tool_def_t tool_get_policy = {
+    .name = "get_policy",
+    .title = "Show the sandbox policy",
+    .description =
+        "Shows the policy in force: its settings, domain allowlist, command lists and "
+        "filesystem rules with their config locations, where it was loaded from, how often "
+        "the config was checked and recompiled, and the diagnostic (file:line:col) when the "
+        "config on disk does not compile.",
+    .input_schema = "{\"type\": \"object\", \"properties\": {}, \"additionalProperties\": false}",
+    .output_schema =
+        "{\"type\": \"object\", \"properties\": {"
+        "\"state\": {\"type\": \"string\", \"enum\": [\"ok\", \"stale\", \"none\"], "
+        "\"description\": \"ok: the config compiled; stale: it does not, the last good "
+        "policy is in force; none: no policy ever compiled\"}, "
+        "\"mode\": {\"type\": \"string\"}, \"watched\": {\"type\": \"string\"}, "
+        "\"source\": {\"type\": \"string\"}, \"generation\": {\"type\": \"integer\"}, "
+        "\"loaded_at\": {\"type\": \"string\"}, "
+        "\"counters\": {\"type\": \"object\", \"properties\": {\"checks\": {\"type\": "
+        "\"integer\"}, \"compiles\": {\"type\": \"integer\"}, \"reloads\": {\"type\": "
+        "\"integer\"}, \"failures\": {\"type\": \"integer\"}, \"check_ns_total\": {\"type\": "
+        "\"number\"}}}, "
+        "\"error\": {\"type\": \"string\"}, \"error_at\": {\"type\": \"string\"}, "
+        "\"transport\": {\"type\": \"string\"}, \"server_version\": {\"type\": \"string\"}, "
+        "\"sessions_open\": {\"type\": \"integer\"}, "
+        "\"policy\": {\"type\": \"object\", \"properties\": {"
+        "\"settings\": {\"type\": \"object\"}, "
+        "\"domain_allowlist\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}, "
+        "\"bash_command_denylist\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}, "
+        "\"bash_command_allowlist\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}, "
+        "\"env_allowlist\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}, "
+        "\"env_passthrough\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}, "
+        "\"filesystem\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": "
+        "{\"rule\": {\"type\": \"string\"}, \"path\": {\"type\": \"string\"}, \"level\": "
+        "{\"type\": \"string\"}, \"cap\": {\"type\": \"boolean\"}, \"at\": {\"type\": "
+        "\"string\"}}}}}}}, "
+        "\"required\": [\"state\", \"mode\", \"counters\"]}",
+    .read_only = true,
+    .run = run_get_policy,
+};

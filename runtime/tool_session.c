@@ -1,0 +1,253 @@
+/* tool_session.c — create_session, session_list, session_close,
+ * session_get_env: the session lifecycle and the environment allowlist. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools.h"
+
+#define SESSION_ID_SCHEMA                                                                    \
+    "\"session_id\": {\"type\": \"string\", \"minLength\": 32, \"maxLength\": 32, "         \
+    "\"description\": \"The ID create_session returned.\"}"
+
+/* ---- create_session -------------------------------------------------------------------- */
+
+static void add_limits(tool_call_t *tc, cJSON *obj)
+{
+    cJSON *l = cJSON_AddObjectToObject(obj, "limits");
+    cJSON_AddNumberToObject(l, "bash_timeout_ms", (double)tc_setting(tc, S_BASH_TIMEOUT_MS));
+    cJSON_AddNumberToObject(l, "max_workspace_mb", (double)tc_setting(tc, S_MAX_WORKSPACE_MB));
+    cJSON_AddNumberToObject(l, "session_idle_timeout_secs",
+                            (double)tc_setting(tc, S_SESSION_IDLE_TIMEOUT_SECS));
+    cJSON_AddNumberToObject(l, "max_sessions", (double)tc_setting(tc, S_MAX_SESSIONS));
+    cJSON_AddNumberToObject(l, "fetch_max_bytes", (double)tc_setting(tc, S_FETCH_MAX_BYTES));
+}
+
+static void run_create(tool_call_t *tc, const cJSON *args)
+{
+    char *err = NULL;
+    session_t *s = sessions_create(tc->srv->sessions, tc_setting(tc, S_MAX_SESSIONS),
+                                   arg_str(args, "label", ""), &err);
+    if (!s) {
+        tc_fail(tc, "%s", err);
+        free(err);
+        return;
+    }
+    char when[32];
+    iso_time(s->created_ms, when);
+    cJSON_AddStringToObject(tc->out, "session_id", s->id);
+    json_add_bytes(tc->out, "label", s->label, strlen(s->label));
+    json_add_bytes(tc->out, "workspace", s->workspace, strlen(s->workspace));
+    json_add_bytes(tc->out, "scratch", s->scratch, strlen(s->scratch));
+    cJSON_AddStringToObject(tc->out, "created_at", when);
+    add_limits(tc, tc->out);
+    buf_printf(&tc->text,
+               "Session %s created. Pass session_id \"%s\" to the session_* tools; paths are "
+               "relative to its workspace. Commands time out after %lld ms; the workspace may "
+               "hold %lld MB; the session expires after %lld s without a call.",
+               s->id, s->id, (long long)tc_setting(tc, S_BASH_TIMEOUT_MS),
+               (long long)tc_setting(tc, S_MAX_WORKSPACE_MB),
+               (long long)tc_setting(tc, S_SESSION_IDLE_TIMEOUT_SECS));
+    session_put(s);
+}
+
+const tool_def_t tool_create_session = {
+    .name = "create_session",
+    .title = "Create a sandboxed session",
+    .description =
+        "Creates a session: a private workspace directory and scratch directory in which "
+        "session_bash runs commands under the operator's sandbox policy and the file tools "
+        "read and write. Returns the session_id the other session_* tools need.",
+    .input_schema = "{\"type\": \"object\", \"properties\": {\"label\": {\"type\": \"string\", "
+                    "\"maxLength\": 64, \"description\": \"An optional name shown by "
+                    "session_list.\"}}, \"additionalProperties\": false}",
+    .output_schema =
+        "{\"type\": \"object\", \"properties\": {"
+        "\"session_id\": {\"type\": \"string\"}, \"label\": {\"type\": \"string\"}, "
+        "\"workspace\": {\"type\": \"string\", \"description\": \"host path of the workspace\"}, "
+        "\"scratch\": {\"type\": \"string\", \"description\": \"host path of the scratch dir "
+        "(HOME and TMPDIR of commands)\"}, "
+        "\"created_at\": {\"type\": \"string\"}, "
+        "\"limits\": {\"type\": \"object\", \"properties\": {"
+        "\"bash_timeout_ms\": {\"type\": \"integer\"}, \"max_workspace_mb\": {\"type\": "
+        "\"integer\"}, \"session_idle_timeout_secs\": {\"type\": \"integer\"}, "
+        "\"max_sessions\": {\"type\": \"integer\"}, \"fetch_max_bytes\": {\"type\": "
+        "\"integer\"}}}}, "
+        "\"required\": [\"session_id\", \"workspace\", \"scratch\", \"created_at\", \"limits\"]}",
+    .needs_policy = true,
+    .run = run_create,
+};
+
+/* ---- session_list ------------------------------------------------------------------------ */
+
+static void run_list(tool_call_t *tc, const cJSON *args)
+{
+    (void)args;
+    session_info_t *v;
+    size_t n = sessions_list(tc->srv->sessions, &v);
+    cJSON *arr = cJSON_AddArrayToObject(tc->out, "sessions");
+    buf_printf(&tc->text, "%zu open session%s", n, n == 1 ? "" : "s");
+    if (tc->lp)
+        buf_printf(&tc->text, " (max_sessions %lld)", (long long)tc_setting(tc, S_MAX_SESSIONS));
+    buf_adds(&tc->text, n ? ":\n" : ".");
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        char when[32];
+        iso_time(v[i].created_ms, when);
+        cJSON_AddStringToObject(o, "session_id", v[i].id);
+        json_add_bytes(o, "label", v[i].label, strlen(v[i].label));
+        json_add_bytes(o, "workspace", v[i].workspace, strlen(v[i].workspace));
+        cJSON_AddStringToObject(o, "created_at", when);
+        cJSON_AddNumberToObject(o, "idle_secs", (double)(v[i].idle_ms / 1000));
+        cJSON_AddNumberToObject(o, "running_commands", v[i].running);
+        cJSON_AddItemToArray(arr, o);
+        buf_printf(&tc->text, "- %s%s%s%s created %s, idle %llds, %d command%s running\n",
+                   v[i].id, *v[i].label ? " (" : "", v[i].label, *v[i].label ? ")" : "", when,
+                   (long long)(v[i].idle_ms / 1000), v[i].running,
+                   v[i].running == 1 ? "" : "s");
+    }
+    cJSON_AddNumberToObject(tc->out, "count", (double)n);
+    if (tc->lp)
+        cJSON_AddNumberToObject(tc->out, "max_sessions", (double)tc_setting(tc, S_MAX_SESSIONS));
+    sessions_info_free(v, n);
+}
+
+const tool_def_t tool_session_list = {
+    .name = "session_list",
+    .title = "List sessions",
+    .description = "Lists the open sessions with their IDs, labels, age and idle time.",
+    .input_schema = "{\"type\": \"object\", \"properties\": {}, \"additionalProperties\": false}",
+    .output_schema =
+        "{\"type\": \"object\", \"properties\": {"
+        "\"sessions\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": {"
+        "\"session_id\": {\"type\": \"string\"}, \"label\": {\"type\": \"string\"}, "
+        "\"workspace\": {\"type\": \"string\"}, \"created_at\": {\"type\": \"string\"}, "
+        "\"idle_secs\": {\"type\": \"integer\"}, \"running_commands\": {\"type\": \"integer\"}}, "
+        "\"required\": [\"session_id\", \"created_at\"]}}, "
+        "\"count\": {\"type\": \"integer\"}, \"max_sessions\": {\"type\": \"integer\"}}, "
+        "\"required\": [\"sessions\", \"count\"]}",
+    .read_only = true,
+    .run = run_list,
+};
+
+/* ---- session_close ----------------------------------------------------------------------- */
+
+static void run_close(tool_call_t *tc, const cJSON *args)
+{
+    const char *id = arg_str(args, "session_id", "");
+    char *err = NULL;
+    if (!sessions_close(tc->srv->sessions, id, &err)) {
+        tc_fail(tc, "%s", err);
+        free(err);
+        return;
+    }
+    cJSON_AddStringToObject(tc->out, "session_id", id);
+    cJSON_AddBoolToObject(tc->out, "closed", true);
+    buf_printf(&tc->text,
+               "Session %s closed: its commands were stopped and its workspace and scratch "
+               "directories removed.",
+               id);
+}
+
+const tool_def_t tool_session_close = {
+    .name = "session_close",
+    .title = "Close a session",
+    .description = "Closes a session: stops its running commands and deletes its workspace "
+                   "and scratch directories. The session_id stops working.",
+    .input_schema = "{\"type\": \"object\", \"properties\": {" SESSION_ID_SCHEMA "}, "
+                    "\"required\": [\"session_id\"], \"additionalProperties\": false}",
+    .output_schema = "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": "
+                     "\"string\"}, \"closed\": {\"type\": \"boolean\"}}, \"required\": "
+                     "[\"session_id\", \"closed\"]}",
+    .destructive = true,
+    .run = run_close,
+};
+
+/* ---- session_get_env --------------------------------------------------------------------- */
+
+static bool allowlisted(const policy_t *p, const char *name)
+{
+    for (size_t i = 0; i < p->env_allowlist.n; i++)
+        if (!strcmp(p->env_allowlist.v[i].s, name))
+            return true;
+    return false;
+}
+
+static void add_var(tool_call_t *tc, cJSON *vars, cJSON *unset, const char *name)
+{
+    /* Values come from drun-mcp's own environment, and only for names the
+     * operator listed in env_allowlist: the sandbox itself starts from an
+     * empty environment, so this tool is the one door for host values. */
+    const char *v = getenv(name);
+    if (v) {
+        json_add_bytes(vars, name, v, strlen(v));
+        buf_printf(&tc->text, "%s=%s\n", name, v);
+    } else {
+        cJSON_AddItemToArray(unset, cJSON_CreateString(name));
+        buf_printf(&tc->text, "%s is not set\n", name);
+    }
+}
+
+static void run_get_env(tool_call_t *tc, const cJSON *args)
+{
+    session_t *s = tc_session(tc, args);
+    if (!s)
+        return;
+    const policy_t *p = tc->lp->pol;
+    const cJSON *names = cJSON_GetObjectItemCaseSensitive(args, "names");
+    buf_t denied = BUF_INIT;
+    const cJSON *n;
+    cJSON_ArrayForEach(n, names) if (!allowlisted(p, n->valuestring))
+        buf_printf(&denied, "%s%s", denied.len ? ", " : "", n->valuestring);
+    if (denied.len) {
+        buf_t allowed = BUF_INIT;
+        for (size_t i = 0; i < p->env_allowlist.n; i++)
+            buf_printf(&allowed, "%s%s", i ? ", " : "", p->env_allowlist.v[i].s);
+        tc_fail(tc,
+                "Not in env_allowlist: %s. Only these names may be read: %s. Ask the operator "
+                "to add a name to env_allowlist in the config if the task needs it.",
+                buf_cstr(&denied), allowed.len ? buf_cstr(&allowed) : "(none: the list is empty)");
+        buf_free(&allowed);
+        buf_free(&denied);
+        session_put(s);
+        return;
+    }
+    buf_free(&denied);
+    cJSON_AddStringToObject(tc->out, "session_id", s->id);
+    cJSON *vars = cJSON_AddObjectToObject(tc->out, "variables");
+    cJSON *unset = cJSON_AddArrayToObject(tc->out, "unset");
+    cJSON *allow = cJSON_AddArrayToObject(tc->out, "allowlist");
+    for (size_t i = 0; i < p->env_allowlist.n; i++)
+        cJSON_AddItemToArray(allow, cJSON_CreateString(p->env_allowlist.v[i].s));
+    if (names) {
+        cJSON_ArrayForEach(n, names) add_var(tc, vars, unset, n->valuestring);
+    } else {
+        for (size_t i = 0; i < p->env_allowlist.n; i++)
+            add_var(tc, vars, unset, p->env_allowlist.v[i].s);
+        if (!p->env_allowlist.n)
+            buf_adds(&tc->text, "env_allowlist is empty: no host variable may be read.");
+    }
+    session_put(s);
+}
+
+const tool_def_t tool_session_get_env = {
+    .name = "session_get_env",
+    .title = "Read allowlisted host environment variables",
+    .description =
+        "Returns the values of host environment variables that the operator put in "
+        "env_allowlist (all of them, or the given names). Commands in session_bash start from "
+        "an empty environment; use this to learn values the operator chose to share.",
+    .input_schema = "{\"type\": \"object\", \"properties\": {" SESSION_ID_SCHEMA ", "
+                    "\"names\": {\"type\": \"array\", \"maxItems\": 256, \"items\": {\"type\": "
+                    "\"string\", \"minLength\": 1, \"maxLength\": 256}, \"description\": "
+                    "\"Variable names to read (default: every allowlisted name).\"}}, "
+                    "\"required\": [\"session_id\"], \"additionalProperties\": false}",
+    .output_schema =
+        "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": \"string\"}, "
+        "\"variables\": {\"type\": \"object\", \"additionalProperties\": {\"type\": "
+        "\"string\"}}, \"unset\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}, "
+        "\"allowlist\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}}, "
+        "\"required\": [\"session_id\", \"variables\", \"unset\", \"allowlist\"]}",
+    .needs_policy = true,
+    .read_only = true,
+    .run = run_get_env,
+};

@@ -1,0 +1,250 @@
+/* tools.c — the tool table, argument validation, result assembly, helpers. */
+#include "tools.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "argcheck.h"
+#include "log.h"
+#include "textenc.h"
+
+static const tool_def_t *const tool_table[] = {
+    &tool_create_session,     &tool_session_list,      &tool_session_close,
+    &tool_session_bash,       &tool_session_write_file, &tool_session_read_file,
+    &tool_session_list_files, &tool_session_fetch,     &tool_session_get_env,
+    &tool_get_policy,
+};
+#define NTOOLS (sizeof tool_table / sizeof *tool_table)
+
+/* Parsed input schemas, index-aligned with tool_table; built once and then
+ * only read, by any number of threads. */
+static cJSON *input_schemas[NTOOLS];
+static pthread_once_t schemas_once = PTHREAD_ONCE_INIT;
+
+static cJSON *parse_schema(const char *tool, const char *text)
+{
+    cJSON *s = cJSON_Parse(text);
+    if (!cJSON_IsObject(s)) {
+        log_error("built-in schema of %s is not valid JSON", tool);
+        abort();
+    }
+    return s;
+}
+
+static void parse_schemas(void)
+{
+    for (size_t i = 0; i < NTOOLS; i++)
+        input_schemas[i] = parse_schema(tool_table[i]->name, tool_table[i]->input_schema);
+}
+
+const tool_def_t *tools_find(const char *name)
+{
+    for (size_t i = 0; i < NTOOLS; i++)
+        if (!strcmp(tool_table[i]->name, name))
+            return tool_table[i];
+    return NULL;
+}
+
+static const cJSON *input_schema_of(const tool_def_t *def)
+{
+    pthread_once(&schemas_once, parse_schemas);
+    for (size_t i = 0; i < NTOOLS; i++)
+        if (tool_table[i] == def)
+            return input_schemas[i];
+    return NULL;
+}
+
+char *tools_list_json(void)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < NTOOLS; i++) {
+        const tool_def_t *d = tool_table[i];
+        cJSON *t = cJSON_CreateObject();
+        cJSON_AddStringToObject(t, "name", d->name);
+        cJSON_AddStringToObject(t, "title", d->title);
+        cJSON_AddStringToObject(t, "description", d->description);
+        cJSON_AddItemToObject(t, "inputSchema", parse_schema(d->name, d->input_schema));
+        cJSON *out = parse_schema(d->name, d->output_schema);
+        /* Every result may carry the config's diagnostic (reload.h). */
+        cJSON *props = cJSON_GetObjectItemCaseSensitive(out, "properties");
+        cJSON *w = cJSON_AddObjectToObject(props, "policy_warning");
+        cJSON_AddStringToObject(w, "type", "string");
+        cJSON_AddStringToObject(w, "description",
+                                "present while the config on disk does not compile: the "
+                                "diagnostic, and that the last good policy stays in force");
+        cJSON_AddItemToObject(t, "outputSchema", out);
+        cJSON *a = cJSON_AddObjectToObject(t, "annotations");
+        cJSON_AddStringToObject(a, "title", d->title);
+        cJSON_AddBoolToObject(a, "readOnlyHint", d->read_only);
+        cJSON_AddBoolToObject(a, "destructiveHint", d->destructive);
+        cJSON_AddBoolToObject(a, "openWorldHint", d->open_world);
+        cJSON_AddItemToArray(arr, t);
+    }
+    char *s = jr_print(arr);
+    cJSON_Delete(arr);
+    return s;
+}
+
+/* ---- helpers -------------------------------------------------------------------------- */
+
+void tc_fail(tool_call_t *tc, const char *fmt, ...)
+{
+    buf_truncate(&tc->text, 0);
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(&tc->text, fmt, ap);
+    va_end(ap);
+    tc->is_error = true;
+}
+
+int64_t tc_setting(const tool_call_t *tc, setting_id_t id) { return policy_get(tc->lp->pol, id); }
+
+void tc_where(const tool_call_t *tc, span_t span, buf_t *out)
+{
+    source_t *src = tc->lp->pol->src;
+    if (!src || (span.start == 0 && span.end == 0)) {
+        buf_adds(out, "built-in default");
+        return;
+    }
+    srcpos_t p = source_pos(src, span.start);
+    buf_printf(out, "%s:%u:%u", src->name, p.line, p.col);
+}
+
+session_t *tc_session(tool_call_t *tc, const cJSON *args)
+{
+    const char *id = arg_str(args, "session_id", "");
+    char *err = NULL;
+    int64_t idle = tc->lp ? tc_setting(tc, S_SESSION_IDLE_TIMEOUT_SECS) * 1000 : 0;
+    session_t *s = sessions_get(tc->srv->sessions, id, idle, &err);
+    if (!s) {
+        tc_fail(tc, "%s", err);
+        free(err);
+    }
+    return s;
+}
+
+const char *arg_str(const cJSON *args, const char *key, const char *def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
+    return cJSON_IsString(v) ? v->valuestring : def;
+}
+
+int64_t arg_int(const cJSON *args, const char *key, int64_t def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
+    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : def;
+}
+
+bool arg_bool(const cJSON *args, const char *key, bool def)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
+    return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
+}
+
+bool json_add_bytes(cJSON *obj, const char *key, const char *s, size_t n)
+{
+    buf_t b = BUF_INIT;
+    bool exact = rt_utf8_sanitize(s, n, &b);
+    if (key)
+        cJSON_AddStringToObject(obj, key, buf_cstr(&b));
+    else
+        cJSON_AddItemToArray(obj, cJSON_CreateString(buf_cstr(&b)));
+    buf_free(&b);
+    return exact;
+}
+
+void iso_time(int64_t ms, char out[32])
+{
+    time_t t = (time_t)(ms / 1000);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    size_t n = strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, 32 - n, ".%03dZ", (int)(ms % 1000));
+}
+
+/* ---- one call ------------------------------------------------------------------------- */
+
+static void add_policy_warning(tool_call_t *tc, buf_t *text)
+{
+    if (!tc->policy_error)
+        return;
+    buf_t w = BUF_INIT;
+    if (tc->lp) {
+        char when[32];
+        iso_time(tc->lp->loaded_ms, when);
+        buf_printf(&w,
+                   "The config on disk does not compile, so the last good policy (generation "
+                   "%llu, loaded %s from %s) stays in force until it is fixed:\n%s",
+                   (unsigned long long)tc->lp->generation, when, tc->lp->source,
+                   tc->policy_error);
+    } else {
+        buf_printf(&w, "No policy is in force: the config has never compiled:\n%s",
+                   tc->policy_error);
+    }
+    if (!tc->is_error)
+        cJSON_AddStringToObject(tc->out, "policy_warning", buf_cstr(&w));
+    buf_adds(text, "\n\nWARNING: ");
+    buf_add(text, w.p, w.len);
+    buf_free(&w);
+}
+
+cJSON *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
+                  const cJSON *args, bool has_nul)
+{
+    tool_call_t tc = {.srv = srv, .req = req};
+    atomic_fetch_add(&srv->tool_calls, 1);
+    /* The reload check: one stat when the config is unchanged. Everything
+     * below runs under this one policy, even if another call swaps a newer
+     * one in meanwhile. */
+    tc.lp = reload_acquire(srv->reload, &tc.policy_error);
+    tc.out = cJSON_CreateObject();
+
+    buf_t why = BUF_INIT;
+    if (has_nul) {
+        tc_fail(&tc, "A string argument contains U+0000 (\\u0000), which is not accepted in "
+                     "names, paths or commands; send binary file content base64-encoded "
+                     "(encoding \"base64\").");
+    } else if (!argcheck(input_schema_of(def), args, &why)) {
+        tc_fail(&tc, "Invalid arguments for %s: %s. See the tool's inputSchema.", def->name,
+                buf_cstr(&why));
+    } else if (def->needs_policy && !tc.lp) {
+        tc_fail(&tc, "%s is refused: no policy is in force because the config has never "
+                     "compiled. Fix the config (see the diagnostic below, or get_policy).",
+                def->name);
+    } else {
+        def->run(&tc, args);
+    }
+    buf_free(&why);
+
+    cJSON *res = cJSON_CreateObject();
+    buf_t text = BUF_INIT;
+    buf_add(&text, tc.text.p ? tc.text.p : "", tc.text.len);
+    add_policy_warning(&tc, &text);
+    cJSON *content = cJSON_AddArrayToObject(res, "content");
+    cJSON *item = cJSON_CreateObject();
+    cJSON_AddStringToObject(item, "type", "text");
+    /* Handlers build text from sanitised pieces; sanitise once more so that
+     * no path can put invalid UTF-8 into the JSON. */
+    buf_t clean = BUF_INIT;
+    rt_utf8_sanitize(text.p ? text.p : "", text.len, &clean);
+    cJSON_AddStringToObject(item, "text", buf_cstr(&clean));
+    buf_free(&clean);
+    cJSON_AddItemToArray(content, item);
+    if (tc.is_error) {
+        /* Error results carry text only: structuredContent, when present,
+         * must match the outputSchema of a successful call. */
+        cJSON_Delete(tc.out);
+    } else {
+        cJSON_AddItemToObject(res, "structuredContent", tc.out);
+    }
+    cJSON_AddBoolToObject(res, "isError", tc.is_error);
+    buf_free(&text);
+    buf_free(&tc.text);
+    free(tc.policy_error);
+    lpolicy_release(tc.lp);
+    return res;
+}

@@ -1,0 +1,219 @@
+/* seccomp_probe.c — the real-kernel half of the seccomp tests (the other half
+ * is bpf_run in test_seccomp.c). `emit` writes the program seccomp_build
+ * makes; the checks try one syscall each, in a child process, and print how
+ * it went, so tests/suites/35-seccomp can run them under bwrap --seccomp.
+ *
+ *   seccomp-probe emit ARCH [--allow-unix] > prog.bpf
+ *   seccomp-probe [--load PROG] CHECK...    one "CHECK RESULT" line per check
+ *
+ * RESULT is OK, an errno name (EPERM, ENOENT, ...), SIGNAL:SIGSYS (or another
+ * signal), or UNSUPPORTED. --load installs PROG itself (no_new_privs +
+ * seccomp(2)), for a kernel check that does not go through bwrap.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bpf.h"
+#include "buf.h"
+#include "seccomp_filter.h"
+
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+
+/* Each check returns the raw syscall result: >= 0 is OK, -1 with errno. */
+typedef long (*check_fn)(void);
+
+static long ck_socket_unix(void) { return socket(AF_UNIX, SOCK_STREAM, 0); }
+static long ck_socket_inet(void) { return socket(AF_INET, SOCK_STREAM, 0); }
+/* The kernel reads the domain as an int: high bits must not get past the filter. */
+static long ck_socket_unix_hibits(void) { return syscall(SYS_socket, 0xffffffff00000000UL | AF_UNIX, SOCK_STREAM, 0); }
+static long ck_socketpair_unix(void)
+{
+    int sv[2];
+    return socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+}
+static long ck_ptrace_traceme(void) { return ptrace(PTRACE_TRACEME, 0, NULL, NULL); }
+static long ck_io_uring_setup(void)
+{
+    unsigned char params[120] = {0}; /* struct io_uring_params, zeroed */
+    return syscall(SYS_io_uring_setup, 1, params);
+}
+static long ck_keyctl(void) { return syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3 /* session */, 0); }
+static long ck_add_key(void) { return syscall(SYS_add_key, "user", "drun-probe", "x", 1, -2 /* process keyring */); }
+/* A path that does not exist: without the filter the kernel answers ENOENT
+ * (it looks the path up first), so EPERM can only come from the filter. */
+static long ck_mount(void) { return syscall(SYS_mount, "none", "/nonexistent-drun-probe", "tmpfs", 0, NULL); }
+static long ck_umount2(void) { return syscall(SYS_umount2, "/nonexistent-drun-probe", 0); }
+static long ck_open_tree(void) { return syscall(SYS_open_tree, AT_FDCWD, "/", 0); }
+static long ck_bpf(void) { return syscall(SYS_bpf, 0xffff /* no such command */, NULL, 0); }
+static long ck_perf_event_open(void) { return syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0); }
+static long ck_userfaultfd(void) { return syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY); }
+static long ck_process_vm_readv(void)
+{
+    char src[8] = "abcdefg", dst[8];
+    struct iovec l = {dst, sizeof dst}, r = {src, sizeof src};
+    return syscall(SYS_process_vm_readv, getpid(), &l, 1, &r, 1, 0);
+}
+static long ck_getpid(void) { return syscall(SYS_getpid); }
+static long ck_write_file(void)
+{
+    int fd = open("drun-probe-file", O_WRONLY | O_CREAT | O_TRUNC, 0600); /* in the cwd */
+    if (fd < 0) return -1;
+    long n = write(fd, "ok\n", 3);
+    close(fd);
+    return n == 3 ? 0 : -1;
+}
+#if defined(__x86_64__)
+/* getpid through the i386 entry (int 0x80, i386 number 20). */
+static long ck_int80_getpid(void)
+{
+    long ret;
+    __asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory", "r8", "r9", "r10", "r11");
+    if (ret < 0 && ret > -4096) { errno = (int)-ret; return -1; }
+    return ret;
+}
+/* getpid through the x32 ABI: the x86_64 number with bit 30 set. */
+static long ck_x32_getpid(void) { return syscall(0x40000000L | SYS_getpid); }
+#endif
+
+static const struct { const char *name; check_fn fn; } checks[] = {
+    {"socket-unix", ck_socket_unix},
+    {"socket-unix-hibits", ck_socket_unix_hibits},
+    {"socket-inet", ck_socket_inet},
+    {"socketpair-unix", ck_socketpair_unix},
+    {"ptrace-traceme", ck_ptrace_traceme},
+    {"io-uring-setup", ck_io_uring_setup},
+    {"keyctl", ck_keyctl},
+    {"add-key", ck_add_key},
+    {"mount", ck_mount},
+    {"umount2", ck_umount2},
+    {"open-tree", ck_open_tree},
+    {"bpf", ck_bpf},
+    {"perf-event-open", ck_perf_event_open},
+    {"userfaultfd", ck_userfaultfd},
+    {"process-vm-readv", ck_process_vm_readv},
+    {"getpid", ck_getpid},
+    {"write-file", ck_write_file},
+#if defined(__x86_64__)
+    {"int80-getpid", ck_int80_getpid},
+    {"x32-getpid", ck_x32_getpid},
+#endif
+};
+
+/* Runs fn in a child and prints how it ended. The child cannot dump core
+ * (a SIGSYS kill would otherwise leave one behind). */
+static void run_check(const char *name, check_fn fn)
+{
+    int pfd[2];
+    if (pipe(pfd) < 0) { perror("pipe"); exit(2); }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) { perror("fork"); exit(2); }
+    if (pid == 0) {
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        prctl(PR_SET_DUMPABLE, 0);
+        close(pfd[0]);
+        errno = 0;
+        long r = fn();
+        int e = errno;
+        char msg[64];
+        const char *en = r >= 0 ? "OK" : strerrorname_np(e);
+        int n = snprintf(msg, sizeof msg, "%s", en ? en : "E?");
+        if (write(pfd[1], msg, (size_t)n) != n) _exit(3);
+        _exit(0);
+    }
+    close(pfd[1]);
+    char buf[64];
+    ssize_t n = read(pfd[0], buf, sizeof buf - 1);
+    close(pfd[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (WIFSIGNALED(st)) {
+        const char *abbrev = sigabbrev_np(WTERMSIG(st));
+        printf("%s SIGNAL:SIG%s\n", name, abbrev ? abbrev : "?");
+    } else if (n > 0) {
+        buf[n] = '\0';
+        printf("%s %s\n", name, buf);
+    } else {
+        printf("%s EXIT:%d\n", name, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    }
+}
+
+static int emit(int argc, char **argv)
+{
+    seccomp_opts_t o = {SECCOMP_X86_64, false};
+    if (argc < 3 || !seccomp_arch_from_name(argv[2], &o.arch)) {
+        fprintf(stderr, "usage: seccomp-probe emit x86_64|aarch64 [--allow-unix]\n");
+        return 2;
+    }
+    o.allow_unix_sockets = argc > 3 && !strcmp(argv[3], "--allow-unix");
+    buf_t b = BUF_INIT;
+    char *err = NULL;
+    if (!seccomp_build(&o, &b, &err)) {
+        fprintf(stderr, "seccomp-probe: %s\n", err);
+        free(err);
+        return 1;
+    }
+    int ok = fwrite(b.p, 1, b.len, stdout) == b.len && fflush(stdout) == 0;
+    buf_free(&b);
+    return ok ? 0 : 2;
+}
+
+/* Installs the program in FILE on this process, as bwrap would. */
+static void load(const char *file)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f) { perror(file); exit(2); }
+    buf_t b = BUF_INIT;
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_add(&b, chunk, n);
+    fclose(f);
+    const char *why;
+    size_t at;
+    if (!bpf_check(b.p, b.len, &at, &why)) { fprintf(stderr, "%s: %s at %zu\n", file, why, at); exit(2); }
+    struct sock_fprog prog = {(unsigned short)(b.len / 8), (struct sock_filter *)(void *)b.p};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
+        perror("seccomp");
+        exit(2);
+    }
+    buf_free(&b);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "emit")) return emit(argc, argv);
+    int i = 1;
+    if (argc > 2 && !strcmp(argv[1], "--load")) {
+        load(argv[2]);
+        i = 3;
+    }
+    if (i >= argc) {
+        fprintf(stderr, "usage: seccomp-probe [--load PROG] CHECK...\n");
+        return 2;
+    }
+    for (; i < argc; i++) {
+        size_t j = 0;
+        while (j < sizeof checks / sizeof checks[0] && strcmp(checks[j].name, argv[i])) j++;
+        if (j == sizeof checks / sizeof checks[0]) printf("%s UNSUPPORTED\n", argv[i]);
+        else run_check(checks[j].name, checks[j].fn);
+    }
+    return 0;
+}

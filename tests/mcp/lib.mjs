@@ -1,0 +1,243 @@
+// lib.mjs — shared helpers for the drun-mcp end-to-end tests.
+//
+// Every *.test.mjs file in this folder is run by tests/suites/60-mcp with
+// `node --test` and this folder's reporter; a new test file needs no edit
+// anywhere else. The helpers start a real `$B/drun-mcp` (the binary of the
+// build under test: $B is build/ or build/san) and connect the official MCP
+// TypeScript SDK client to it over stdio or Streamable HTTP.
+
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = process.env.ROOT ? path.resolve(process.env.ROOT) : path.resolve(here, '../..');
+export const B = process.env.B || 'build';
+export const BIN = path.resolve(ROOT, B, 'drun-mcp');
+export const TMP = path.resolve(ROOT, B, 'test-tmp');
+export const TRANSPORTS = ['stdio', 'http'];
+
+/** A fresh directory under $B/test-tmp (never /tmp: drun-mcp refuses a state dir there). */
+export function tmpdir(prefix = 'mcp-') {
+  fs.mkdirSync(TMP, { recursive: true });
+  return fs.mkdtempSync(path.join(TMP, prefix));
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Writes a config the way an editor that truncates and rewrites does (same inode). */
+export function writeInPlace(file, text) {
+  const fd = fs.openSync(file, 'r+');
+  fs.ftruncateSync(fd, 0);
+  fs.writeSync(fd, text, 0);
+  fs.closeSync(fd);
+}
+
+/** Writes a config the way an editor that renames a temp file over it does (new inode). */
+export function writeRename(file, text) {
+  const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  fs.writeFileSync(tmp, text);
+  fs.renameSync(tmp, file);
+}
+
+/** Processes whose command line contains marker (pgrep -f). */
+export function pgrep(marker) {
+  try {
+    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** Waits until fn() is truthy or ms pass; returns the last value. */
+export async function waitFor(fn, ms = 5000, step = 50) {
+  const end = Date.now() + ms;
+  let v = await fn();
+  while (!v && Date.now() < end) {
+    await sleep(step);
+    v = await fn();
+  }
+  return v;
+}
+
+/** Reads stderr lines of child until one matches re; resolves with the match. */
+function waitForLine(child, re, ms, log) {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => reject(new Error(`no ${re} on stderr within ${ms} ms:\n${buf}`)), ms);
+    child.stderr.on('data', (d) => {
+      buf += d;
+      log.push(String(d));
+      const m = buf.match(re);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`drun-mcp exited with ${code} before listening:\n${buf}`));
+    });
+  });
+}
+
+/**
+ * Starts drun-mcp and connects an SDK client.
+ *   transport: 'stdio' | 'http'
+ *   config:    config text (written to DIR/config.toml and passed with --config), or
+ *   configPath: an existing config file; or neither (the default chain, with HOME=DIR)
+ *   args:      extra arguments; env: extra environment; token: HTTP bearer token
+ * Returns { client, call, callRaw, close, stateDir, configPath, dir, url, pid, stderr() }.
+ */
+export async function start(transport, opts = {}) {
+  const dir = opts.dir || tmpdir(`${transport}-`);
+  const stateDir = opts.stateDir || path.join(dir, 'state');
+  let configPath = opts.configPath;
+  if (opts.config !== undefined) {
+    configPath = path.join(dir, 'config.toml');
+    fs.writeFileSync(configPath, opts.config);
+  }
+  const args = ['--state-dir', stateDir, '--log-level', 'info'];
+  if (configPath) args.push('--config', configPath);
+  args.push(...(opts.args || []));
+  const env = { ...process.env, HOME: dir, ...(opts.env || {}) };
+  delete env.DRUN_CONFIG;
+  if (opts.env && opts.env.DRUN_CONFIG) env.DRUN_CONFIG = opts.env.DRUN_CONFIG;
+  const log = [];
+  const client = new Client({ name: 'drun-mcp-tests', version: '1.0.0' });
+  let proc = null;
+  let url = null;
+  let pid;
+  let clientTransport;
+
+  if (transport === 'stdio') {
+    clientTransport = new StdioClientTransport({ command: BIN, args, env, stderr: 'pipe' });
+    clientTransport.stderr?.on('data', (d) => log.push(String(d)));
+    await client.connect(clientTransport);
+    pid = clientTransport.pid;
+  } else {
+    let tokenFile = null;
+    if (opts.token) {
+      tokenFile = path.join(dir, 'token');
+      fs.writeFileSync(tokenFile, `${opts.token}\n`, { mode: 0o600 });
+      args.push('--token-file', tokenFile);
+    }
+    args.push('--listen', '127.0.0.1:0');
+    proc = spawn(BIN, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    pid = proc.pid;
+    const m = await waitForLine(proc, /listening on (http:\/\/[^\s]+\/mcp)/, 15000, log);
+    url = m[1];
+    const headers = opts.token ? { Authorization: `Bearer ${opts.token}` } : {};
+    clientTransport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+    await client.connect(clientTransport);
+  }
+
+  const exited = proc
+    ? new Promise((r) => proc.once('exit', (code, sig) => r({ code, sig })))
+    : null;
+
+  async function callRaw(name, args = {}, options = {}) {
+    return client.callTool({ name, arguments: args }, undefined, { timeout: 120000, ...options });
+  }
+
+  return {
+    transport,
+    client,
+    dir,
+    stateDir,
+    configPath,
+    url,
+    get pid() { return pid; },
+    proc,
+    stderr: () => log.join(''),
+    callRaw,
+    /** Calls a tool; throws unless the result is a success; returns structuredContent. */
+    async call(name, args = {}, options = {}) {
+      const r = await callRaw(name, args, options);
+      if (r.isError) throw new Error(`${name} failed: ${r.content?.[0]?.text}`);
+      return r.structuredContent;
+    },
+    /** Calls a tool that must fail; returns its text. */
+    async fail(name, args = {}) {
+      const r = await callRaw(name, args);
+      if (!r.isError) throw new Error(`${name} unexpectedly succeeded: ${JSON.stringify(r.structuredContent)}`);
+      return r.content[0].text;
+    },
+    async close() {
+      if (transport === 'http') {
+        try { await clientTransport.terminateSession(); } catch { /* already gone */ }
+        await client.close().catch(() => {});
+        if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+        return exited;
+      }
+      await client.close();
+      return null;
+    },
+  };
+}
+
+/** The session IDs with a directory in the state dir. */
+export function sessionDirs(stateDir) {
+  try {
+    return fs.readdirSync(path.join(stateDir, 'sessions'));
+  } catch {
+    return [];
+  }
+}
+
+/** Raw JSON-RPC lines over stdio, for protocol edge cases the SDK never sends. */
+export function rawStdio(args = [], env = {}) {
+  const dir = tmpdir('raw-');
+  const child = spawn(BIN, ['--state-dir', path.join(dir, 'state'), ...args], {
+    env: { ...process.env, HOME: dir, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const waiters = [];
+  child.stdout.on('data', (d) => {
+    out += d;
+    for (const w of [...waiters]) w();
+  });
+  let err = '';
+  child.stderr.on('data', (d) => { err += d; });
+  const exited = new Promise((r) => child.once('exit', (code, sig) => r({ code, sig })));
+  return {
+    child,
+    dir,
+    stderr: () => err,
+    send(line) { child.stdin.write(line.endsWith('\n') ? line : `${line}\n`); },
+    sendBytes(buf) { child.stdin.write(buf); },
+    /** Resolves with the lines printed so far once at least n are there. */
+    lines(n, ms = 10000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const ls = out.split('\n').filter(Boolean);
+          if (ls.length >= n) {
+            waiters.splice(waiters.indexOf(check), 1);
+            clearTimeout(t);
+            resolve(ls);
+          }
+        };
+        const t = setTimeout(() => reject(new Error(`wanted ${n} lines, have:\n${out}`)), ms);
+        waiters.push(check);
+        check();
+      });
+    },
+    output: () => out,
+    end() { child.stdin.end(); return exited; },
+    exited,
+  };
+}
+
+export const INIT = (id = 1, version = '2025-11-25') =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'initialize',
+    params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  });

@@ -1,0 +1,120 @@
+/* test_base.c — the buffer, vector, arena, source map, renderer, suggestions. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "source.h"
+#include "suggest.h"
+#include "tap.h"
+
+static void test_buf(void)
+{
+    buf_t b = BUF_INIT;
+    CHECK_STR(buf_cstr(&b), "", "empty buffer reads as empty string");
+    buf_adds(&b, "abc");
+    buf_addc(&b, '\0');
+    buf_printf(&b, "%d-%s", 42, "x");
+    CHECK_INT(b.len, 8, "embedded NUL kept, length counts it");
+    CHECK(memcmp(b.p, "abc\0" "42-x", 8) == 0 && b.p[8] == '\0', "content and terminator");
+    for (int i = 0; i < 100000; i++) buf_addc(&b, 'z');
+    CHECK_INT(b.len, 100008, "growth to 100k");
+    buf_truncate(&b, 3);
+    CHECK_STR(b.p, "abc", "truncate");
+    size_t n;
+    char *p = buf_detach(&b, &n);
+    CHECK(n == 3 && b.p == NULL && b.len == 0, "detach resets");
+    free(p);
+    p = buf_detach(&b, &n);
+    CHECK(p && p[0] == '\0' && n == 0, "detach of empty gives an empty string");
+    free(p);
+}
+
+static void test_vec_arena(void)
+{
+    VEC(int) v = {0};
+    for (int i = 0; i < 1000; i++) vec_push(&v, i * 2);
+    CHECK(v.n == 1000 && v.v[999] == 1998 && v.cap >= 1000, "vector push 1000");
+    vec_free(&v);
+    CHECK(v.v == NULL && v.n == 0, "vector free");
+
+    arena_t a = ARENA_INIT;
+    char *s = arena_strdup(&a, "hello");
+    void *big = arena_alloc(&a, 1 << 20);
+    memset(big, 1, 1 << 20);
+    char *t = arena_strndup(&a, "world!!", 5);
+    int aligned = 1;
+    for (int i = 1; i < 2000; i++) {
+        void *q = arena_alloc(&a, (size_t)i);
+        if ((uintptr_t)q % 16) aligned = 0;
+        memset(q, 0xAB, (size_t)i);
+    }
+    CHECK(strcmp(s, "hello") == 0 && strcmp(t, "world") == 0, "arena strings survive big and small allocations");
+    CHECK(aligned, "arena is 16-byte aligned");
+    arena_free(&a);
+}
+
+static void test_source(void)
+{
+    const char *text = "a = 1\n\xc3\xa9t\xc3\xa9 = \"x\"\r\n\tz=3";
+    source_t *s = source_new("t.toml", text, strlen(text));
+    srcpos_t p = source_pos(s, 0);
+    CHECK(p.line == 1 && p.col == 1, "offset 0 is 1:1");
+    p = source_pos(s, 4);
+    CHECK(p.line == 1 && p.col == 5, "1:5");
+    /* "été" is 5 bytes; '=' is at byte 6+6 = 12 of the file, column 5 in characters */
+    p = source_pos(s, 12);
+    CHECK_INT(p.line, 2, "line of multibyte line");
+    CHECK_INT(p.col, 5, "columns count characters, not bytes");
+    size_t n;
+    const char *l = source_line(s, 13, &n);
+    CHECK(n == 11 && memcmp(l, "\xc3\xa9t\xc3\xa9 = \"x\"", n) == 0, "source_line strips CRLF");
+    p = source_pos(s, (uint32_t)strlen(text));
+    CHECK(p.line == 3 && p.col == 5, "end of file position");
+
+    diag_list_t dl = {0};
+    diag_add(&dl, SEV_ERROR, "unknown-key", s, (span_t){6, 11}, "unknown key '%s'", "\xc3\xa9t\xc3\xa9");
+    diag_add(&dl, SEV_WARNING, NULL, s, (span_t){20, 21}, "tab-indented");
+    buf_t out = BUF_INIT;
+    diag_render_all(&out, &dl, false);
+    CHECK_STR(buf_cstr(&out),
+              "t.toml:2:1: error: unknown key '\xc3\xa9t\xc3\xa9' [unknown-key]\n"
+              "    \xc3\xa9t\xc3\xa9 = \"x\"\n"
+              "    ^~~\n"
+              "t.toml:3:2: warning: tab-indented\n"
+              "    \tz=3\n"
+              "    \t^\n",
+              "diagnostics render gcc-style with caret under characters");
+    CHECK_INT(diag_count(&dl, SEV_ERROR), 1, "diag_count");
+    buf_free(&out);
+    diag_list_free(&dl);
+    source_free(s);
+
+    /* control characters in a source line cannot reach the terminal */
+    source_t *h = source_new("h", "k = \"\x1b[31m\"", 12);
+    diag_list_t d2 = {0};
+    diag_add(&d2, SEV_ERROR, "x", h, (span_t){0, 1}, "m");
+    buf_t o2 = BUF_INIT;
+    diag_render_all(&o2, &d2, false);
+    CHECK(strchr(buf_cstr(&o2), 0x1b) == NULL, "escape byte is not echoed");
+    buf_free(&o2);
+    diag_list_free(&d2);
+    source_free(h);
+}
+
+static void test_suggest(void)
+{
+    const char *keys[] = {"domain_allowlist", "mount_allowlist", "env_allowlist", NULL};
+    CHECK_STR(suggest("domain_alowlist", keys), "domain_allowlist", "one deletion");
+    CHECK_STR(suggest("mount_allowlsit", keys), "mount_allowlist", "a swap counts once");
+    CHECK(suggest("zzz", keys) == NULL, "nothing close: no suggestion");
+    CHECK_INT(edit_distance("kitten", "sitting"), 3, "classic distance");
+}
+
+int main(void)
+{
+    test_buf();
+    test_vec_arena();
+    test_source();
+    test_suggest();
+    return tap_done();
+}
