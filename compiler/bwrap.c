@@ -63,7 +63,9 @@ typedef struct plan {
 static const char *symkey(plan_t *p, path_base_t base, const char *rel)
 {
     buf_t b = BUF_INIT;
-    buf_printf(&b, "%c:%s", base == PB_WORKSPACE ? 'W' : 'S', rel);
+    buf_addc(&b, base == PB_WORKSPACE ? 'W' : 'S');
+    buf_addc(&b, ':');
+    buf_adds(&b, rel);
     const char *k = arena_strdup(p->a, buf_cstr(&b));
     buf_free(&b);
     return k;
@@ -212,7 +214,8 @@ static void add_op(plan_t *p, int phase, const char *key, int order, const char 
                    bw_word_t b, const rrule_t *origin, const char *note)
 {
     buf_t k = BUF_INIT;
-    buf_printf(&k, "%d %s", phase, opt);
+    buf_addc(&k, (char)('0' + phase));
+    buf_adds(&k, opt);
     if (nargs > 0) buf_addc(&k, ' '), word_text(&k, a);
     if (nargs > 1) buf_addc(&k, ' '), word_text(&k, b);
     const char *dk = arena_strdup(p->a, buf_cstr(&k));

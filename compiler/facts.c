@@ -176,7 +176,7 @@ void facts_probe_paths(facts_t *f, const char *const *paths)
 }
 
 /* Runs bwrap --version / --help to learn what this host's bwrap supports. */
-static void probe_bwrap(facts_t *f)
+static void probe_bwrap_run(facts_t *f)
 {
     FILE *p = popen("bwrap --version 2>/dev/null", "r");
     if (!p) return;
@@ -194,6 +194,69 @@ static void probe_bwrap(facts_t *f)
     while (fgets(line, sizeof line, p))
         if (strstr(line, "--disable-userns")) f->bwrap_disable_userns = true;
     pclose(p);
+}
+
+/* The bwrap probe costs two process starts, which `run` must not pay every
+ * time: its answer is cached under $XDG_CACHE_HOME/drun, keyed by the bwrap
+ * binary's inode, size and mtime, so an upgrade is noticed. */
+static void probe_bwrap(facts_t *f)
+{
+    char *bin = NULL;
+    const char *path = getenv("PATH");
+    char *copy = xstrdup(path && *path ? path : "/usr/bin:/bin"), *save = NULL;
+    for (char *d = strtok_r(copy, ":", &save); d && !bin; d = strtok_r(NULL, ":", &save)) {
+        char *c = xasprintf("%s/bwrap", d);
+        if (access(c, X_OK) == 0) bin = c;
+        else free(c);
+    }
+    free(copy);
+    struct stat st;
+    if (!bin || stat(bin, &st) != 0) {
+        free(bin);
+        return;
+    }
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char *dir = xdg && *xdg == '/' ? xasprintf("%s/drun", xdg)
+              : home && *home == '/' ? xasprintf("%s/.cache/drun", home) : NULL;
+    char *cache = dir ? xasprintf("%s/bwrap-probe", dir) : NULL;
+    char *key = xasprintf("%s %llu %lld %lld", bin, (unsigned long long)st.st_ino, (long long)st.st_size,
+                          (long long)st.st_mtime);
+    char line[1024];
+    FILE *c = cache ? fopen(cache, "r") : NULL;
+    bool hit = false;
+    if (c) {
+        char ver[64];
+        int dis;
+        if (fgets(line, sizeof line, c) && strncmp(line, key, strlen(key)) == 0 && line[strlen(key)] == '\n' &&
+            fscanf(c, "%63s %d", ver, &dis) == 2) {
+            f->bwrap_version = arena_strdup(&f->arena, ver);
+            f->bwrap_disable_userns = dis != 0;
+            hit = true;
+        }
+        fclose(c);
+    }
+    if (!hit) {
+        probe_bwrap_run(f);
+        if (cache && *f->bwrap_version) {
+            char cmd_dir[1100];
+            snprintf(cmd_dir, sizeof cmd_dir, "%s", dir);
+            for (char *s2 = cmd_dir + 1; *s2; s2++)
+                if (*s2 == '/') *s2 = '\0', mkdir(cmd_dir, 0700), *s2 = '/';
+            mkdir(cmd_dir, 0700);
+            char *tmp = xasprintf("%s.%d", cache, (int)getpid());
+            FILE *w = fopen(tmp, "w");
+            if (w) {
+                fprintf(w, "%s\n%s %d\n", key, f->bwrap_version, f->bwrap_disable_userns ? 1 : 0);
+                if (fclose(w) == 0) rename(tmp, cache);
+                else unlink(tmp);
+            }
+            free(tmp);
+        }
+    }
+    free(key);
+    free(cache);
+    free(dir);
+    free(bin);
 }
 
 static void probe_linux(facts_t *f)

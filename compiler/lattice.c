@@ -91,7 +91,8 @@ static int cmp_grant(const void *x, const void *y)
 static void add_grant(resolved_t *r, strmap_t *idx, rrule_t g)
 {
     buf_t k = BUF_INIT;
-    buf_printf(&k, "%d:%s", (int)g.base, g.path);
+    buf_addc(&k, (char)('0' + g.base));
+    buf_adds(&k, g.path);
     const char *key = arena_strdup(&r->arena, buf_cstr(&k));
     buf_free(&k);
     long at = strmap_get(idx, key);
@@ -196,6 +197,10 @@ resolved_t *policy_resolve(const policy_t *p, const facts_t *f)
     qsort(r->grants.v, r->grants.n, sizeof *r->grants.v, cmp_grant);
     return r;
 }
+
+rrule_t policy_concretize(resolved_t *r, const rule_t *rule) { return concretize(r, rule); }
+
+const char *policy_real_path(const resolved_t *r, const char *path, arena_t *a) { return real_path(r->facts, path, a); }
 
 void resolved_free(resolved_t *r)
 {

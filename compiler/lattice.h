@@ -58,6 +58,16 @@ typedef struct verdict {
 /* level(path): path must be absolute and normalised (see path_normalize). */
 level_t level_of(const resolved_t *r, const roots_t *roots, const char *path, verdict_t *why);
 
+/* The concrete form of one IR rule for r's target, exactly as policy_resolve
+ * builds it (strings in r's arena). Lint and diff use it for rules that
+ * policy_resolve dropped (a second grant on the same path). */
+rrule_t policy_concretize(resolved_t *r, const rule_t *rule);
+
+/* The object an absolute, normalised path names on r's target: firmlinks,
+ * merged-/usr links, then the symlinks the facts know (result in a). The
+ * form level_of() expects for a path the user typed. */
+const char *policy_real_path(const resolved_t *r, const char *path, arena_t *a);
+
 /* Does glob rule r (a cap) match path or one of its ancestors? */
 bool cap_matches(const rrule_t *c, const roots_t *roots, const char *path, arena_t *tmp);
 

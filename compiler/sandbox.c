@@ -70,7 +70,10 @@ static bool finish_new(sandbox_t *s, char **err)
         *err = xstrdup("bubblewrap (bwrap) is not installed: apt-get install bubblewrap");
         return false;
     }
-    if (access("/usr/bin/prlimit", X_OK) == 0) s->prlimit_bin = xstrdup("/usr/bin/prlimit");
+    /* RLIMIT_NPROC is set inside the user namespace by prlimit (see
+     * sandbox_spawn). The kernel never applies it to a real uid 0, so as root
+     * the extra exec would buy nothing. */
+    if (geteuid() != 0 && access("/usr/bin/prlimit", X_OK) == 0) s->prlimit_bin = xstrdup("/usr/bin/prlimit");
     return true;
 }
 
@@ -324,6 +327,9 @@ static void child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd, int
     set_limit(RLIMIT_CPU, (rlim_t)policy_get(p, S_CPU_SECONDS));
     set_limit(RLIMIT_FSIZE, (rlim_t)policy_get(p, S_MAX_FILE_SIZE_MB) << 20);
     set_limit(RLIMIT_NOFILE, (rlim_t)policy_get(p, S_MAX_OPEN_FILES));
+    /* As root the limit is visible inside (ulimit -u) though the kernel does
+     * not apply it to uid 0; otherwise prlimit sets it inside the namespace. */
+    if (!s->prlimit_bin && geteuid() == 0) set_limit(RLIMIT_NPROC, (rlim_t)policy_get(p, S_MAX_PROCESSES));
     char *envp[] = {NULL};
     execve(s->bwrap_bin, argv, envp);
     _exit(127);

@@ -19,11 +19,17 @@
 bool sbpl_quote(buf_t *out, const char *s)
 {
     buf_addc(out, '"');
-    for (; *s; s++) {
+    while (*s) {
+        size_t run = strcspn(s, "\"\\\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
+                                "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f");
+        buf_add(out, s, run);
+        s += run;
+        if (!*s) break;
         unsigned char c = (unsigned char)*s;
-        if (c < 0x20 || c == 0x7f) return false;
-        if (c == '"' || c == '\\') buf_addc(out, '\\');
+        if (c != '"' && c != '\\') return false; /* a control character: never written */
+        buf_addc(out, '\\');
         buf_addc(out, (char)c);
+        s++;
     }
     buf_addc(out, '"');
     return true;
@@ -119,7 +125,12 @@ static void render_origin(buf_t *out, const rrule_t *o)
          * comment and put the rest of the name into the profile */
         for (const char *c = r->src->name; *c; c++)
             buf_addc(out, (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c);
-        buf_printf(out, ":%u:%u %s", p.line, p.col, rule_kind_key(r->kind));
+        buf_addc(out, ':');
+        buf_addu(out, p.line);
+        buf_addc(out, ':');
+        buf_addu(out, p.col);
+        buf_addc(out, ' ');
+        buf_adds(out, rule_kind_key(r->kind));
     } else {
         buf_adds(out, r->origin ? r->origin : rule_kind_key(r->kind));
     }
@@ -129,25 +140,23 @@ static void emit(gen_t *g, bool allow, unsigned ops, sbpl_filter_t f, path_base_
                  const rrule_t *origin)
 {
     sbpl_rule_t rule = {allow, ops, f, base, arg, origin, 0};
-    buf_t line = BUF_INIT;
-    buf_adds(&line, allow ? "(allow" : "(deny");
-    render_ops(&line, ops);
-    buf_addc(&line, ' ');
-    if (!render_filter(&line, &rule)) {
+    buf_t *t = &g->s->text;
+    size_t mark = t->len;
+    buf_adds(t, allow ? "(allow" : "(deny");
+    render_ops(t, ops);
+    buf_addc(t, ' ');
+    if (!render_filter(t, &rule)) {
+        buf_truncate(t, mark); /* nothing of an unquotable string reaches the profile */
         const rule_t *r = origin ? origin->rule : NULL;
         diag_add(g->d, SEV_ERROR, "bad-path", r ? r->src : NULL, r ? r->span : (span_t){0, 0},
                  "a path holds a character that cannot be written into an SBPL profile");
         g->failed = true;
-        buf_free(&line);
         return;
     }
-    buf_addc(&line, ')');
-    render_origin(&line, origin);
-    buf_addc(&line, '\n');
-    rule.line = g->lines + 1;
-    g->lines++;
-    buf_add(&g->s->text, line.p, line.len);
-    buf_free(&line);
+    buf_addc(t, ')');
+    render_origin(t, origin);
+    buf_addc(t, '\n');
+    rule.line = ++g->lines;
     vec_push(&g->s->rules, rule);
 }
 
@@ -310,7 +319,9 @@ static void emit_unlink_ancestors(gen_t *g, const rrule_t *c)
         bool wild = c->glob && glob_has_wildcard(prefix);
         const char *arg = wild ? glob_to_regex(prefix, false, a) : c->glob ? glob_unescape(prefix, a) : prefix;
         buf_t key = BUF_INIT;
-        buf_printf(&key, "%d:%d:%s", (int)c->base, wild, arg);
+        buf_addc(&key, (char)('0' + c->base));
+        buf_addc(&key, wild ? 'r' : 'l');
+        buf_adds(&key, arg);
         bool dup = seen(g, arena_strdup(a, buf_cstr(&key)));
         buf_free(&key);
         if (!dup) emit(g, false, SB_UNLINK, wild ? SBF_REGEX : SBF_LITERAL, c->base, arg, c);

@@ -74,20 +74,37 @@ void buf_add(buf_t *b, const void *p, size_t n)
     b->p[b->len] = '\0';
 }
 
-void buf_addc(buf_t *b, char c) { buf_add(b, &c, 1); }
+void buf_addc_slow(buf_t *b, char c) { buf_add(b, &c, 1); }
 
 void buf_adds(buf_t *b, const char *s) { buf_add(b, s, strlen(s)); }
 
 void buf_vprintf(buf_t *b, const char *fmt, va_list ap)
 {
+    /* one pass when the result fits the free space (the common case), a
+     * second one only after growing */
+    buf_reserve(b, 64);
     va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
+    size_t avail = b->cap - b->len;
+    int n = vsnprintf(b->p + b->len, avail, fmt, ap2);
     va_end(ap2);
-    if (n < 0) return; /* only on an invalid format, which -Wformat rules out */
-    buf_reserve(b, (size_t)n);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    if (n < 0) { /* only on an invalid format, which -Wformat rules out */
+        b->p[b->len] = '\0';
+        return;
+    }
+    if ((size_t)n >= avail) {
+        buf_reserve(b, (size_t)n);
+        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    }
     b->len += (size_t)n;
+}
+
+void buf_addu(buf_t *b, unsigned long long v)
+{
+    char tmp[24];
+    size_t i = sizeof tmp;
+    do tmp[--i] = (char)('0' + v % 10); while ((v /= 10));
+    buf_add(b, tmp + i, sizeof tmp - i);
 }
 
 void buf_printf(buf_t *b, const char *fmt, ...)

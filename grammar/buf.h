@@ -35,10 +35,21 @@ typedef struct buf {
 
 void buf_reserve(buf_t *b, size_t extra);  /* room for extra more bytes + NUL */
 void buf_add(buf_t *b, const void *p, size_t n);
-void buf_addc(buf_t *b, char c);
+void buf_addc_slow(buf_t *b, char c);
+/* One byte; the common case stays inline (it is called per character). */
+static inline void buf_addc(buf_t *b, char c)
+{
+    if (b->len + 1 < b->cap) {
+        b->p[b->len++] = c;
+        b->p[b->len] = '\0';
+    } else {
+        buf_addc_slow(b, c);
+    }
+}
 void buf_adds(buf_t *b, const char *s);
 void buf_printf(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_vprintf(buf_t *b, const char *fmt, va_list ap);
+void buf_addu(buf_t *b, unsigned long long v); /* decimal, without printf */
 void buf_truncate(buf_t *b, size_t len);   /* keep the first len bytes */
 const char *buf_cstr(buf_t *b);            /* "" for an empty buffer; never NULL */
 char *buf_detach(buf_t *b, size_t *len);   /* hands p to the caller (never NULL); b is reset */

@@ -33,6 +33,14 @@ void json_escape(buf_t *out, const char *s, size_t len)
     buf_addc(out, '"');
     size_t i = 0;
     while (i < len) {
+        /* copy the run of bytes that need no escaping in one go */
+        size_t run = i;
+        while (run < len && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' && p[run] != '\\') run++;
+        if (run > i) {
+            buf_add(out, s + i, run - i);
+            i = run;
+            continue;
+        }
         unsigned char c = p[i];
         if (c == '"' || c == '\\') {
             buf_addc(out, '\\');
@@ -44,11 +52,8 @@ void json_escape(buf_t *out, const char *s, size_t len)
             buf_adds(out, "\\t"), i++;
         } else if (c == '\r') {
             buf_adds(out, "\\r"), i++;
-        } else if (c < 0x20 || c == 0x7f) {
-            buf_printf(out, "\\u%04x", c);
-            i++;
         } else if (c < 0x80) {
-            buf_addc(out, (char)c);
+            buf_printf(out, "\\u%04x", c); /* other control characters and DEL */
             i++;
         } else {
             size_t n = utf8_seq(p + i, len - i);

@@ -128,7 +128,7 @@ toml_doc *toml_parse(source_t *src, toml_version ver, toml_error *err)
     ctx->src = src;
     ctx->ver = ver;
     ctx->mode = LEX_KEY;
-    doc->root = arena_zalloc(&doc->arena, sizeof *doc->root);
+    doc->root = arena_zalloc(&doc->arena, sizeof *doc->root); /* no entries yet */
     doc->root->type = TOML_TABLE;
     doc->root->flags = TF_HEADER;
     doc->root->height = 1;

@@ -35,8 +35,8 @@ span_t toml_span(const toml_value *v) { return v->span; }
 const char *toml_str(const toml_value *v, size_t *len)
 {
     assert(v->type == TOML_STRING);
-    if (len) *len = v->u.s.len;
-    return v->u.s.p;
+    if (len) *len = v->n;
+    return v->u.s;
 }
 
 int64_t toml_int(const toml_value *v)
@@ -65,22 +65,20 @@ const toml_datetime *toml_dt(const toml_value *v)
 
 size_t toml_len(const toml_value *v)
 {
-    if (v->type == TOML_TABLE) return v->u.t.n;
-    if (v->type == TOML_ARRAY) return v->u.a.n;
-    return 0;
+    return v->type == TOML_TABLE || v->type == TOML_ARRAY ? v->n : 0;
 }
 
 const toml_value *toml_at(const toml_value *arr, size_t i)
 {
-    if (arr->type != TOML_ARRAY || i >= arr->u.a.n) return NULL;
-    return arr->u.a.v[i];
+    if (arr->type != TOML_ARRAY || i >= arr->n) return NULL;
+    return arr->u.a[i];
 }
 
 /* Entry i of a table, or NULL when tab is no table or i is out of range. */
 static const toml_entry *entry(const toml_value *tab, size_t i)
 {
-    if (tab->type != TOML_TABLE || i >= tab->u.t.n) return NULL;
-    return &tab->u.t.e[i];
+    if (tab->type != TOML_TABLE || i >= tab->n) return NULL;
+    return &tab->u.e[i];
 }
 
 const char *toml_key_at(const toml_value *tab, size_t i, size_t *klen)
@@ -106,7 +104,7 @@ const toml_value *toml_getn(const toml_value *tab, const char *key, size_t klen)
 {
     if (!tab || tab->type != TOML_TABLE) return NULL;
     long i = toml_tab_find(tab, key, klen);
-    return i < 0 ? NULL : tab->u.t.e[i].val;
+    return i < 0 ? NULL : tab->u.e[i].val;
 }
 
 const toml_value *toml_get(const toml_value *tab, const char *key)

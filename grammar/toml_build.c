@@ -9,8 +9,6 @@
 
 #include "toml_internal.h"
 
-#define SMALL_TABLE 8 /* entries scanned linearly before a table gets an index */
-
 /* ---- nodes -------------------------------------------------------------------- */
 
 /* Nodes are not zeroed: each constructor sets what its type uses (the
@@ -21,6 +19,7 @@ static toml_value *new_value(toml_parser *ctx, toml_type type, span_t sp)
     v->type = (uint8_t)type;
     v->flags = 0;
     v->height = 0;
+    v->n = 0;
     v->span = sp;
     return v;
 }
@@ -30,7 +29,8 @@ static toml_value *new_table(toml_parser *ctx, span_t sp, unsigned flags)
     toml_value *t = new_value(ctx, TOML_TABLE, sp);
     t->flags = (uint8_t)flags;
     t->height = 1;
-    memset(&t->u.t, 0, sizeof t->u.t);
+    t->n = t->cap = 0;
+    t->u.e = NULL;
     return t;
 }
 
@@ -39,7 +39,8 @@ static toml_value *new_array(toml_parser *ctx, span_t sp, unsigned flags)
     toml_value *a = new_value(ctx, TOML_ARRAY, sp);
     a->flags = (uint8_t)flags;
     a->height = 1;
-    memset(&a->u.a, 0, sizeof a->u.a);
+    a->n = a->cap = 0;
+    a->u.a = NULL;
     return a;
 }
 
@@ -49,23 +50,18 @@ static const toml_keypart *part(const toml_parser *ctx, toml_keypath k, uint32_t
     return &ctx->keys.v[k.first + i];
 }
 
-/* Grows an arena array of n used elements to hold one more. The old block is
- * left in the arena: doubling keeps the waste under the size in use. */
-static void *arena_grow(arena_t *a, void *old, uint32_t n, uint32_t *cap, size_t elem)
-{
-    if (n < *cap) return old;
-    uint32_t c = *cap ? *cap * 2 : 4;
-    void *p = arena_alloc(a, (size_t)c * elem);
-    if (n) memcpy(p, old, (size_t)n * elem);
-    *cap = c;
-    return p;
-}
-
+/* Appends v to an array of tables, doubling its slots when full. The old
+ * block stays in the arena: doubling keeps that waste under the size in use. */
 static void array_add(toml_parser *ctx, toml_value *arr, toml_value *v)
 {
-    arr->u.a.v = arena_grow(&ctx->doc->arena, arr->u.a.v, arr->u.a.n, &arr->u.a.cap,
-                            sizeof *arr->u.a.v);
-    arr->u.a.v[arr->u.a.n++] = v;
+    if (arr->n == arr->cap) {
+        uint32_t cap = arr->cap ? arr->cap * 2 : 4;
+        toml_value **a = arena_alloc(&ctx->doc->arena, cap * sizeof *a);
+        if (arr->n) memcpy(a, arr->u.a, arr->n * sizeof *a);
+        arr->u.a = a;
+        arr->cap = cap;
+    }
+    arr->u.a[arr->n++] = v;
 }
 
 /* ---- table index ------------------------------------------------------------------ */
@@ -85,60 +81,66 @@ uint32_t toml_key_hash(const toml_value *tab, const char *s, size_t n)
 
 long toml_tab_find(const toml_value *t, const char *k, size_t n)
 {
-    const toml_entry *e = t->u.t.e;
-    if (!t->u.t.idx) {
-        for (uint32_t i = 0; i < t->u.t.n; i++)
+    const toml_entry *e = t->u.e;
+    const uint32_t *idx = toml_tab_index(t);
+    if (!idx) {
+        for (uint32_t i = 0; i < t->n; i++)
             if (e[i].klen == n && memcmp(e[i].key, k, n) == 0) return (long)i;
         return -1;
     }
-    uint32_t h = toml_key_hash(t, k, n), mask = t->u.t.icap - 1;
-    for (uint32_t i = h & mask, slot; (slot = t->u.t.idx[i]) != 0; i = (i + 1) & mask) {
+    uint32_t h = toml_key_hash(t, k, n), mask = 2 * t->cap - 1;
+    for (uint32_t i = h & mask, slot; (slot = idx[i]) != 0; i = (i + 1) & mask) {
         const toml_entry *x = &e[slot - 1];
         if (x->hash == h && x->klen == n && memcmp(x->key, k, n) == 0) return (long)(slot - 1);
     }
     return -1;
 }
 
-static void index_slot(toml_value *t, uint32_t entry)
+/* Puts entry number i into the index of t. */
+static void index_put(toml_value *t, uint32_t i)
 {
-    uint32_t mask = t->u.t.icap - 1, i = t->u.t.e[entry].hash & mask;
-    while (t->u.t.idx[i]) i = (i + 1) & mask;
-    t->u.t.idx[i] = entry + 1;
+    uint32_t *idx = toml_tab_index(t), mask = 2 * t->cap - 1, j = t->u.e[i].hash & mask;
+    while (idx[j]) j = (j + 1) & mask;
+    idx[j] = i + 1;
 }
 
-/* Keeps the index at most half full (so probes stay short), rebuilding it at
- * four times the entry count when it is not. */
-static void index_add(toml_parser *ctx, toml_value *t)
+/* Makes room for one more entry: a full table moves to a block twice the
+ * size, entries first and then (past TOML_SMALL_TABLE) an index of twice as
+ * many slots, rebuilt there, so the index is never more than half full. The
+ * old block stays in the arena; doubling keeps that waste under the size in
+ * use and the rebuilds linear overall. */
+static void tab_grow(toml_parser *ctx, toml_value *t)
 {
-    uint32_t n = t->u.t.n;
-    if (n <= SMALL_TABLE) return;
-    if (t->u.t.idx && n * 2 <= t->u.t.icap) {
-        index_slot(t, n - 1);
-        return;
-    }
-    uint32_t cap = 16;
-    while (cap < n * 4) cap *= 2;
-    t->u.t.idx = arena_zalloc(&ctx->doc->arena, cap * sizeof *t->u.t.idx);
-    t->u.t.icap = cap;
-    for (uint32_t i = 0; i < n; i++) index_slot(t, i);
+    if (t->n < t->cap) return;
+    uint32_t cap = t->cap ? t->cap * 2 : 4;
+    size_t bytes = cap * sizeof(toml_entry) + (cap > TOML_SMALL_TABLE ? 2 * cap * sizeof(uint32_t) : 0);
+    toml_entry *e = arena_alloc(&ctx->doc->arena, bytes);
+    if (t->n) memcpy(e, t->u.e, t->n * sizeof *e);
+    t->u.e = e;
+    t->cap = cap;
+    uint32_t *idx = toml_tab_index(t);
+    if (!idx) return;
+    memset(idx, 0, 2 * cap * sizeof *idx);
+    for (uint32_t i = 0; i < t->n; i++) index_put(t, i);
 }
 
 static void tab_add(toml_parser *ctx, toml_value *t, const toml_keypart *k, toml_value *v)
 {
-    t->u.t.e = arena_grow(&ctx->doc->arena, t->u.t.e, t->u.t.n, &t->u.t.cap, sizeof *t->u.t.e);
-    toml_entry *e = &t->u.t.e[t->u.t.n++];
+    tab_grow(ctx, t);
+    toml_entry *e = &t->u.e[t->n];
     e->key = arena_strndup(&ctx->doc->arena, k->s, k->len);
     e->klen = k->len;
     e->hash = toml_key_hash(t, k->s, k->len);
     e->kspan = k->span;
     e->val = v;
-    index_add(ctx, t);
+    t->n++;
+    if (toml_tab_index(t)) index_put(t, t->n - 1);
 }
 
 static toml_entry *tab_get(toml_value *t, const toml_keypart *k)
 {
     long i = toml_tab_find(t, k->s, k->len);
-    return i < 0 ? NULL : &t->u.t.e[i];
+    return i < 0 ? NULL : &t->u.e[i];
 }
 
 /* ---- messages ------------------------------------------------------------------- */
@@ -292,7 +294,7 @@ static toml_value *walk_header(toml_parser *ctx, toml_keypath k, span_t hs, uint
         }
         toml_value *x = e->val;
         if (x->type == TOML_ARRAY && (x->flags & AF_AOT)) {
-            t = x->u.a.v[x->u.a.n - 1];
+            t = x->u.a[x->n - 1];
             *level += 2;
         } else if (x->type == TOML_TABLE && !(x->flags & TF_INLINE)) {
             t = x;
@@ -440,12 +442,12 @@ toml_value *tp_array_close(toml_parser *ctx, uint32_t first, span_t open, span_t
     toml_value *arr = new_array(ctx, (span_t){open.start, close.end}, 0);
     if (first == UINT32_MAX) return arr;
     uint32_t n = (uint32_t)ctx->elems.n - first;
-    arr->u.a.v = arena_alloc(&ctx->doc->arena, n * sizeof *arr->u.a.v);
-    memcpy(arr->u.a.v, ctx->elems.v + first, n * sizeof *arr->u.a.v);
-    arr->u.a.n = arr->u.a.cap = n;
+    arr->u.a = arena_alloc(&ctx->doc->arena, n * sizeof *arr->u.a);
+    memcpy(arr->u.a, ctx->elems.v + first, n * sizeof *arr->u.a);
+    arr->n = arr->cap = n;
     ctx->elems.n = first;
     for (uint32_t i = 0; i < n; i++)
-        if (arr->u.a.v[i]->height + 1 > arr->height) arr->height = arr->u.a.v[i]->height + 1;
+        if (arr->u.a[i]->height + 1 > arr->height) arr->height = (uint16_t)(arr->u.a[i]->height + 1);
     check_depth(ctx, arr->height, arr->span);
     return arr;
 }
@@ -456,7 +458,7 @@ toml_value *tp_inline_put(toml_parser *ctx, toml_value *tab, toml_keypath k, tom
     if (!tab) tab = new_table(ctx, part(ctx, k, 0)->span, 0);
     toml_value *t = walk_dotted(ctx, tab, k);
     if (!t || !put_new(ctx, t, k, v)) return tab;
-    if (k.n + v->height > tab->height) tab->height = k.n + v->height;
+    if (k.n + v->height > tab->height) tab->height = (uint16_t)(k.n + v->height);
     check_depth(ctx, tab->height, part(ctx, k, 0)->span);
     ctx->keys.n = k.first;
     return tab;
@@ -490,8 +492,8 @@ toml_value *tp_string(toml_parser *ctx, int kind, span_t tok)
     size_t n;
     if (ctx->failed || !tp_decode_string(ctx, kind, tok, &s, &n)) return NULL;
     toml_value *v = new_value(ctx, TOML_STRING, tok);
-    v->u.s.p = s;
-    v->u.s.len = n;
+    v->u.s = s;
+    v->n = (uint32_t)n;
     return v;
 }
 

@@ -44,32 +44,35 @@ typedef struct toml_entry {
     toml_value *val;  /* the value */
 } toml_entry;
 
+/* 32 bytes: the tree of a big file is mostly these, and the memory a parse
+ * touches is most of what it costs. */
 struct toml_value {
     uint8_t type;     /* toml_type */
     uint8_t flags;    /* TF_* / AF_* */
-    uint32_t height;  /* containers: levels of nesting inside, this one included */
+    uint16_t height;  /* containers: levels of nesting inside, this one included */
+    uint32_t n;       /* strings: bytes (no NUL); arrays: elements; tables: entries */
     span_t span;      /* as documented for toml_span() */
     union {
-        struct {
-            char *p;      /* decoded, NUL-terminated, in the arena */
-            size_t len;   /* bytes, not counting the terminator */
-        } s;
+        char *s;          /* string, NUL-terminated, in the arena */
         int64_t i;
         double f;
         bool b;
-        toml_datetime *dt;  /* in the arena: kept out of line so every node stays small */
-        struct {
-            toml_entry *e;  /* entries in source order */
-            uint32_t n, cap;
-            uint32_t *idx;  /* open-addressing index: entry number + 1, 0 = free */
-            uint32_t icap;  /* slots in idx (power of two), 0 while small */
-        } t;
-        struct {
-            toml_value **v; /* elements */
-            uint32_t n, cap;
-        } a;
+        toml_datetime *dt; /* in the arena: kept out of line so every node stays small */
+        toml_value **a;   /* array elements */
+        toml_entry *e;    /* table entries in source order; when cap > TOML_SMALL_TABLE,
+                             the hash index follows them (see toml_tab_index) */
     } u;
+    uint32_t cap;     /* arrays and tables: slots allocated at u.a / u.e */
 };
+
+/* Tables up to this many slots are searched linearly; bigger ones carry an
+ * open-addressing index of 2 * cap slots (entry number + 1, 0 = free). */
+#define TOML_SMALL_TABLE 8
+
+static inline uint32_t *toml_tab_index(const toml_value *t)
+{
+    return t->cap > TOML_SMALL_TABLE ? (uint32_t *)(t->u.e + t->cap) : NULL;
+}
 
 struct toml_doc {
     arena_t arena;    /* owns every node and string */

@@ -83,7 +83,7 @@ static void put_scalar(buf_t *out, const toml_value *v)
     buf_printf(out, "{\"type\":\"%s\",\"value\":", tag(t));
     switch (t) {
     case TOML_STRING:
-        put_string(out, v->u.s.p, v->u.s.len);
+        put_string(out, v->u.s, v->n);
         break;
     case TOML_INTEGER:
         buf_printf(out, "\"%lld\"", (long long)v->u.i);
@@ -111,18 +111,18 @@ static void put_value(buf_t *out, const toml_value *v)
 {
     if (v->type == TOML_TABLE) {
         buf_addc(out, '{');
-        for (uint32_t i = 0; i < v->u.t.n; i++) {
+        for (uint32_t i = 0; i < v->n; i++) {
             if (i) buf_addc(out, ',');
-            put_string(out, v->u.t.e[i].key, v->u.t.e[i].klen);
+            put_string(out, v->u.e[i].key, v->u.e[i].klen);
             buf_addc(out, ':');
-            put_value(out, v->u.t.e[i].val);
+            put_value(out, v->u.e[i].val);
         }
         buf_addc(out, '}');
     } else if (v->type == TOML_ARRAY) {
         buf_addc(out, '[');
-        for (uint32_t i = 0; i < v->u.a.n; i++) {
+        for (uint32_t i = 0; i < v->n; i++) {
             if (i) buf_addc(out, ',');
-            put_value(out, v->u.a.v[i]);
+            put_value(out, v->u.a[i]);
         }
         buf_addc(out, ']');
     } else {

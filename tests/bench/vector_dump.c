@@ -1,0 +1,52 @@
+/* vector_dump.c — writes the exact bwrap option vector `drun-policy run`
+ * would use (NUL-separated, for `bwrap --args FD`) and the seccomp program,
+ * so a benchmark can run a bare bwrap of the same mount shape.
+ *   vector_dump CONFIG WORKSPACE SCRATCH ARGS_OUT BPF_OUT */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile.h"
+#include "sandbox.h"
+#include "seccomp_filter.h"
+
+int main(int argc, char **argv)
+{
+    if (argc != 6) {
+        fprintf(stderr, "usage: vector_dump CONFIG WORKSPACE SCRATCH ARGS_OUT BPF_OUT\n");
+        return 2;
+    }
+    diag_list_t d = {0};
+    char *err = NULL;
+    policy_t *p = policy_load(argv[1], &d, &err);
+    if (!p) return 1;
+    sandbox_t *s = sandbox_new(p, NULL, &d, &err);
+    if (!s) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    char *cmd[] = {"/bin/true", NULL};
+    sbx_exec_t x = {argv[2], argv[3], cmd, 0, 1, 2, false, NULL};
+    size_t n;
+    char **v = sandbox_argv(s, &x, &n, &err);
+    if (!v) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    FILE *f = fopen(argv[4], "wb");
+    for (size_t i = 1; i < n; i++) fwrite(v[i], 1, strlen(v[i]) + 1, f); /* v[0] is bwrap itself */
+    fclose(f);
+    buf_t bpf = BUF_INIT;
+    seccomp_opts_t so = {SECCOMP_X86_64, false};
+    seccomp_arch_from_name(sandbox_policy(s) ? "x86_64" : "x86_64", &so.arch);
+    if (!seccomp_build(&so, &bpf, &err)) return 1;
+    f = fopen(argv[5], "wb");
+    fwrite(bpf.p, 1, bpf.len, f);
+    fclose(f);
+    buf_free(&bpf);
+    sandbox_argv_free(v, n);
+    sandbox_free(s);
+    policy_free(p);
+    diag_list_free(&d);
+    return 0;
+}

@@ -1,0 +1,440 @@
+/* sbpl_eval.c — an independent evaluator of the SBPL profiles drun-policy writes.
+ *
+ * macOS sandbox-exec cannot run on the Linux CI hosts, so this program is how
+ * policy.sb is held to the lattice: it reads the *text* of a profile (not the
+ * compiler's structured rules, and none of the compiler's code), and decides
+ * file operations on a path with SBPL's rule: the last matching rule for an
+ * operation wins, (deny default) first. tests/suites/51-sbpl-eval compares its
+ * answers with the hand-written probes and with level_of().
+ *
+ *   sbpl-eval POLICY.SB -D NAME=VALUE... [--map FROM=TO]... < paths
+ *
+ * For each absolute path on stdin (one per line) it prints
+ *   LEVEL <TAB> rd=+L wd=+L wc=+L un=-L md=+L <TAB> PATH
+ * LEVEL is none, read (file-read-data allowed) or write (read, and
+ * file-write-data and file-write-create allowed). Each detail is one
+ * operation — rd file-read-data, wd file-write-data, wc file-write-create,
+ * un file-write-unlink, md file-read-metadata — as + (allowed) or - (denied)
+ * and the profile line of the deciding rule. --map rewrites a path prefix
+ * first, as the macOS kernel does before the sandbox sees a path (firmlinks
+ * /tmp -> /private/tmp, symlinks); the longest match applies, repeatedly.
+ *
+ * The subset understood is what the compiler emits, parsed strictly so that a
+ * change in the generated profile is noticed rather than misread:
+ *   (version 1)  (allow|deny OP... FILTER...)  ; comments
+ *   OP: a symbol; "default"; a trailing '*' matches every operation it prefixes
+ *   FILTER: (subpath S) (literal S) (prefix S) (regex S)
+ *           (require-any F...) (require-all F...) (require-not F)
+ *           and non-file filters (target, sysctl-name, global-name, ...), which
+ *           never match a path
+ *   S: "string" (escapes \\ \" \n \t), #"regex string" (raw: a backslash is kept,
+ *      \" does not end it), (param "NAME"), (string-append S...)
+ * Several filters in one rule match when any matches. Exit: 0, 2 on a parse
+ * error (with the line) or bad usage.
+ */
+#define _GNU_SOURCE
+#include <regex.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("sbpl-eval: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    exit(2);
+}
+
+static void *xalloc(size_t n)
+{
+    void *p = calloc(1, n ? n : 1);
+    if (!p) die("out of memory");
+    return p;
+}
+
+static char *xstrndup_(const char *s, size_t n)
+{
+    char *p = xalloc(n + 1);
+    memcpy(p, s, n);
+    return p;
+}
+
+/* ---- s-expressions --------------------------------------------------------------------- */
+
+typedef enum { N_LIST, N_SYM, N_STR, N_RAWSTR } nkind_t;
+
+typedef struct node {
+    nkind_t kind;
+    char *s;            /* symbol or decoded string */
+    struct node **kids; /* list elements */
+    size_t n, cap;
+    unsigned line;      /* line of the token (a list: its '(') */
+} node_t;
+
+typedef struct lexer {
+    const char *p, *end;
+    unsigned line;
+} lexer_t;
+
+static void skip_space(lexer_t *l)
+{
+    while (l->p < l->end) {
+        char c = *l->p;
+        if (c == '\n') l->line++, l->p++;
+        else if (c == ' ' || c == '\t' || c == '\r') l->p++;
+        else if (c == ';') {
+            while (l->p < l->end && *l->p != '\n') l->p++;
+        } else break;
+    }
+}
+
+static void push(node_t *list, node_t *kid)
+{
+    if (list->n == list->cap) {
+        list->cap = list->cap ? 2 * list->cap : 4;
+        list->kids = realloc(list->kids, list->cap * sizeof *list->kids);
+        if (!list->kids) die("out of memory");
+    }
+    list->kids[list->n++] = kid;
+}
+
+/* A string after its opening quote. raw: #"..." (backslashes kept). */
+static node_t *read_string(lexer_t *l, bool raw)
+{
+    node_t *n = xalloc(sizeof *n);
+    n->kind = raw ? N_RAWSTR : N_STR;
+    n->line = l->line;
+    size_t cap = 64, len = 0;
+    char *out = xalloc(cap);
+    for (;;) {
+        if (l->p >= l->end) die("line %u: unterminated string", n->line);
+        char c = *l->p++;
+        if (c == '"') break;
+        if ((unsigned char)c < 0x20 && c != '\t') die("line %u: control character in a string", l->line);
+        if (c == '\\') {
+            if (l->p >= l->end) die("line %u: unterminated string", n->line);
+            char e = *l->p++;
+            if (raw) {
+                /* a raw regex string keeps the backslash; \" does not end it */
+                if (len + 2 >= cap) out = realloc(out, cap *= 2);
+                out[len++] = '\\';
+                c = e;
+            } else if (e == '\\' || e == '"') c = e;
+            else if (e == 'n') c = '\n';
+            else if (e == 't') c = '\t';
+            else die("line %u: unknown string escape \\%c", l->line, e);
+        }
+        if (len + 2 >= cap) out = realloc(out, cap *= 2);
+        if (!out) die("out of memory");
+        out[len++] = c;
+    }
+    out[len] = '\0';
+    n->s = out;
+    return n;
+}
+
+static node_t *read_node(lexer_t *l)
+{
+    skip_space(l);
+    if (l->p >= l->end) return NULL;
+    char c = *l->p;
+    if (c == ')') die("line %u: unexpected ')'", l->line);
+    if (c == '(') {
+        node_t *n = xalloc(sizeof *n);
+        n->kind = N_LIST;
+        n->line = l->line;
+        l->p++;
+        for (;;) {
+            skip_space(l);
+            if (l->p >= l->end) die("line %u: unclosed '('", n->line);
+            if (*l->p == ')') {
+                l->p++;
+                return n;
+            }
+            push(n, read_node(l));
+        }
+    }
+    if (c == '"') {
+        l->p++;
+        return read_string(l, false);
+    }
+    if (c == '#' && l->p + 1 < l->end && l->p[1] == '"') {
+        l->p += 2;
+        return read_string(l, true);
+    }
+    const char *st = l->p;
+    while (l->p < l->end && !strchr(" \t\r\n();\"", *l->p)) l->p++;
+    node_t *n = xalloc(sizeof *n);
+    n->kind = N_SYM;
+    n->line = l->line;
+    n->s = xstrndup_(st, (size_t)(l->p - st));
+    return n;
+}
+
+static bool is_sym(const node_t *n, const char *s) { return n && n->kind == N_SYM && strcmp(n->s, s) == 0; }
+
+/* ---- parameters and path mapping --------------------------------------------------------------- */
+
+#define MAX_DEFS 64
+static const char *def_name[MAX_DEFS], *def_value[MAX_DEFS];
+static size_t ndefs;
+static const char *map_from[MAX_DEFS], *map_to[MAX_DEFS];
+static size_t nmaps;
+
+static const char *param(const char *name, unsigned line)
+{
+    for (size_t i = 0; i < ndefs; i++)
+        if (strcmp(def_name[i], name) == 0) return def_value[i];
+    die("line %u: (param \"%s\") has no value: pass -D %s=...", line, name, name);
+    return NULL;
+}
+
+/* b == a or b is below a, component-wise ("/" is above everything). */
+static bool under(const char *b, const char *a)
+{
+    size_t n = strlen(a);
+    if (n == 1 && a[0] == '/') return b[0] == '/';
+    while (n > 1 && a[n - 1] == '/') n--;
+    return strncmp(b, a, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
+static char *map_path(const char *path)
+{
+    char *p = xstrndup_(path, strlen(path));
+    for (int hops = 0; hops < 16; hops++) {
+        size_t best = nmaps, blen = 0;
+        for (size_t i = 0; i < nmaps; i++)
+            if (under(p, map_from[i]) && strlen(map_from[i]) > blen) best = i, blen = strlen(map_from[i]);
+        if (best == nmaps) break;
+        size_t tl = strlen(map_to[best]);
+        char *q = xalloc(tl + strlen(p + blen) + 1);
+        memcpy(q, map_to[best], tl);
+        strcpy(q + tl, p + blen);
+        free(p);
+        p = q;
+    }
+    return p;
+}
+
+/* ---- rules ------------------------------------------------------------------------------------- */
+
+typedef struct rule {
+    bool allow;
+    node_t *form;  /* the whole (allow ...) form */
+    size_t first_filter;
+    unsigned line;
+} rule_t;
+
+static rule_t *rules;
+static size_t nrules;
+
+/* The value of a string expression (malloc'd). */
+static char *eval_str(const node_t *e)
+{
+    if (e->kind == N_STR || e->kind == N_RAWSTR) return xstrndup_(e->s, strlen(e->s));
+    if (e->kind != N_LIST || e->n == 0) die("line %u: expected a string", e->line);
+    if (is_sym(e->kids[0], "param")) {
+        if (e->n != 2 || e->kids[1]->kind != N_STR) die("line %u: (param \"NAME\")", e->line);
+        const char *v = param(e->kids[1]->s, e->line);
+        return xstrndup_(v, strlen(v));
+    }
+    if (is_sym(e->kids[0], "string-append")) {
+        char *acc = xstrndup_("", 0);
+        for (size_t i = 1; i < e->n; i++) {
+            char *part = eval_str(e->kids[i]);
+            char *both = xalloc(strlen(acc) + strlen(part) + 1);
+            strcpy(both, acc);
+            strcat(both, part);
+            free(acc);
+            free(part);
+            acc = both;
+        }
+        return acc;
+    }
+    die("line %u: unsupported string expression (%s ...)", e->line, e->kids[0]->kind == N_SYM ? e->kids[0]->s : "?");
+    return NULL;
+}
+
+static const char *const nonfile_filters[] = {"target", "sysctl-name", "sysctl-name-prefix", "global-name",
+                                              "local-name", "ipc-posix-name", "ipc-posix-name-prefix",
+                                              "local", "remote", "xattr", "iokit-user-client-class",
+                                              "mach-extension", "signing-identifier", NULL};
+
+static bool filter_matches(const node_t *f, const char *path)
+{
+    if (f->kind != N_LIST || f->n == 0 || f->kids[0]->kind != N_SYM) die("line %u: expected a filter", f->line);
+    const char *h = f->kids[0]->s;
+    if (strcmp(h, "require-any") == 0 || strcmp(h, "require-all") == 0) {
+        bool any = h[8] == 'a' && h[9] == 'n';
+        for (size_t i = 1; i < f->n; i++) {
+            bool m = filter_matches(f->kids[i], path);
+            if (any && m) return true;
+            if (!any && !m) return false;
+        }
+        return !any;
+    }
+    if (strcmp(h, "require-not") == 0) {
+        if (f->n != 2) die("line %u: (require-not FILTER)", f->line);
+        return !filter_matches(f->kids[1], path);
+    }
+    for (const char *const *nf = nonfile_filters; *nf; nf++)
+        if (strcmp(h, *nf) == 0) return false;
+    if (f->n != 2) die("line %u: (%s ...) takes one argument", f->line, h);
+    char *arg = eval_str(f->kids[1]);
+    bool m;
+    if (strcmp(h, "literal") == 0) {
+        m = strcmp(path, arg) == 0;
+    } else if (strcmp(h, "subpath") == 0) {
+        m = under(path, arg);
+    } else if (strcmp(h, "prefix") == 0) {
+        m = strncmp(path, arg, strlen(arg)) == 0;
+    } else if (strcmp(h, "regex") == 0) {
+        regex_t re;
+        int rc = regcomp(&re, arg, REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            char msg[256];
+            regerror(rc, &re, msg, sizeof msg);
+            die("line %u: bad regex \"%s\": %s", f->line, arg, msg);
+        }
+        m = regexec(&re, path, 0, NULL, 0) == 0;
+        regfree(&re);
+    } else {
+        die("line %u: unsupported filter (%s ...)", f->line, h);
+        m = false;
+    }
+    free(arg);
+    return m;
+}
+
+/* Does rule operation name `rop` cover the operation `op`? */
+static bool op_covers(const char *rop, const char *op)
+{
+    if (strcmp(rop, "default") == 0) return true;
+    size_t n = strlen(rop);
+    if (n && rop[n - 1] == '*') return strncmp(op, rop, n - 1) == 0;
+    return strcmp(rop, op) == 0;
+}
+
+static bool rule_matches(const rule_t *r, const char *op, const char *path)
+{
+    bool covers = false;
+    for (size_t i = 1; i < r->first_filter && !covers; i++) covers = op_covers(r->form->kids[i]->s, op);
+    if (!covers) return false;
+    if (r->first_filter == r->form->n) return true; /* no filter: every path */
+    for (size_t i = r->first_filter; i < r->form->n; i++)
+        if (filter_matches(r->form->kids[i], path)) return true;
+    return false;
+}
+
+/* The deciding rule for op on path (NULL: none matched). */
+static const rule_t *decide(const char *op, const char *path)
+{
+    const rule_t *d = NULL;
+    for (size_t i = 0; i < nrules; i++)
+        if (rule_matches(&rules[i], op, path)) d = &rules[i];
+    return d;
+}
+
+static void load(const char *file)
+{
+    FILE *fp = fopen(file, "rb");
+    if (!fp) die("%s: cannot open", file);
+    size_t cap = 1 << 16, len = 0;
+    char *text = xalloc(cap);
+    size_t got;
+    while ((got = fread(text + len, 1, cap - len, fp)) > 0) {
+        len += got;
+        if (len == cap) {
+            text = realloc(text, cap *= 2);
+            if (!text) die("out of memory");
+        }
+    }
+    fclose(fp);
+    if (memchr(text, '\0', len)) die("%s: a NUL byte", file);
+    lexer_t l = {text, text + len, 1};
+    bool version = false, deny_default = false;
+    node_t *n;
+    while ((n = read_node(&l))) {
+        if (n->kind != N_LIST || n->n == 0 || n->kids[0]->kind != N_SYM)
+            die("line %u: expected a form at top level", n->line);
+        const char *h = n->kids[0]->s;
+        if (strcmp(h, "version") == 0) {
+            if (version || nrules || n->n != 2 || !is_sym(n->kids[1], "1")) die("line %u: expected (version 1) first", n->line);
+            version = true;
+            continue;
+        }
+        if (strcmp(h, "allow") != 0 && strcmp(h, "deny") != 0) die("line %u: unsupported form (%s ...)", n->line, h);
+        if (!version) die("line %u: (version 1) must come first", n->line);
+        rule_t r = {strcmp(h, "allow") == 0, n, 1, n->line};
+        while (r.first_filter < n->n && n->kids[r.first_filter]->kind == N_SYM) r.first_filter++;
+        if (r.first_filter == 1) die("line %u: a rule without an operation", n->line);
+        for (size_t i = r.first_filter; i < n->n; i++)
+            if (n->kids[i]->kind != N_LIST) die("line %u: an operation after a filter", n->kids[i]->line);
+        if (!r.allow && r.first_filter == 2 && n->n == 2 && is_sym(n->kids[1], "default")) {
+            if (nrules) die("line %u: (deny default) must be the first rule", n->line);
+            deny_default = true;
+        }
+        rules = realloc(rules, (nrules + 1) * sizeof *rules);
+        if (!rules) die("out of memory");
+        rules[nrules++] = r;
+    }
+    if (!deny_default) die("%s: no (deny default): this evaluator only reads deny-by-default profiles", file);
+    /* every filter is evaluated once against "/" so that a bad one is found
+     * now, not on the first path that happens to reach it */
+    for (size_t i = 0; i < nrules; i++)
+        for (size_t k = rules[i].first_filter; k < rules[i].form->n; k++) (void)filter_matches(rules[i].form->kids[k], "/");
+    free(text);
+}
+
+int main(int argc, char **argv)
+{
+    const char *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if ((strcmp(a, "-D") == 0 || strcmp(a, "--map") == 0) && i + 1 < argc) {
+            const char *v = argv[++i], *eq = strchr(v, '=');
+            if (!eq || eq == v) die("%s wants NAME=VALUE", a);
+            if ((a[1] == 'D' ? ndefs : nmaps) == MAX_DEFS) die("too many %s", a);
+            if (a[1] == 'D') def_name[ndefs] = xstrndup_(v, (size_t)(eq - v)), def_value[ndefs++] = eq + 1;
+            else map_from[nmaps] = xstrndup_(v, (size_t)(eq - v)), map_to[nmaps++] = eq + 1;
+        } else if (a[0] != '-' && !file) {
+            file = a;
+        } else {
+            die("usage: sbpl-eval POLICY.SB -D NAME=VALUE... [--map FROM=TO]... < paths");
+        }
+    }
+    if (!file) die("usage: sbpl-eval POLICY.SB -D NAME=VALUE... [--map FROM=TO]... < paths");
+    load(file);
+
+    static const char *const ops[] = {"file-read-data", "file-write-data", "file-write-create", "file-write-unlink",
+                                      "file-read-metadata"};
+    static const char *const tag[] = {"rd", "wd", "wc", "un", "md"};
+    char line[8192];
+    while (fgets(line, sizeof line, stdin)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (!*line) continue;
+        if (line[0] != '/') die("not an absolute path: %s", line);
+        char *path = map_path(line);
+        bool ok[5];
+        char detail[256] = "";
+        for (int k = 0; k < 5; k++) {
+            const rule_t *r = decide(ops[k], path);
+            ok[k] = r && r->allow;
+            char one[32];
+            snprintf(one, sizeof one, "%s%s=%c%u", k ? " " : "", tag[k], ok[k] ? '+' : '-', r ? r->line : 0);
+            strcat(detail, one);
+        }
+        const char *level = !ok[0] ? "none" : ok[1] && ok[2] ? "write" : "read";
+        printf("%s\t%s\t%s\n", level, detail, line);
+        free(path);
+    }
+    return 0;
+}
