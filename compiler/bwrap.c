@@ -215,6 +215,8 @@ static void add_op(plan_t *p, int phase, const char *key, int order, const char 
 {
     buf_t k = BUF_INIT;
     buf_addc(&k, (char)('0' + phase));
+    buf_adds(&k, key ? key : "");
+    buf_addc(&k, '\n');
     buf_adds(&k, opt);
     if (nargs > 0) buf_addc(&k, ' '), word_text(&k, a);
     if (nargs > 1) buf_addc(&k, ' '), word_text(&k, b);
@@ -301,6 +303,13 @@ static void plan_base_mounts(plan_t *p)
           tmp = loc_make(p, PB_ROOT, "/tmp");
     mount1(p, PH_MOUNT, dev, "--dev", NULL, "a minimal /dev");
     mount1(p, PH_MOUNT, proc, "--proc", NULL, "this sandbox's processes only (own PID namespace)");
+    /* Sysctl writes are checked against the writer's uid, not its
+     * capabilities. When the runtime is root the sandbox uid maps to host
+     * uid 0, which may write /proc/sys/kernel/core_pattern: a host root
+     * escape. bwrap's own read-only cover of /proc/sys is skipped because
+     * the directory itself is not writable, so bind it read-only here. */
+    mount2(p, loc_make(p, PB_ROOT, "/proc/sys"), "--ro-bind", word_lit("/proc/sys"), NULL,
+           "sysctls read-only (a root runtime's sandbox uid is host uid 0)");
     /* a private /tmp, mounted before anything under /tmp (drun's tmpfs came
      * after the workspace bind and hid it) */
     mount1(p, PH_MOUNT, tmp, "--tmpfs", NULL, "a private /tmp, discarded at exit");
@@ -381,10 +390,17 @@ static bool block_missing(plan_t *p, loc_t t, const rrule_t *origin)
     loc_t parent = key_loc(p, pk);
     if (is_hidden(p, c.key) || level_at(p, parent) != LVL_WRITE) return true; /* cannot be created anyway */
     if (!pin_ancestors(p, c, origin)) return false;
-    if (strcmp(c.key, t.key) == 0 && !dir_like(c.key)) {
-        /* the protected file itself: /dev/null reads as an empty file (git
-         * and shells read ~/.gitconfig, ~/.bashrc) and nothing written lands */
-        mount2(p, c, "--ro-bind", word_lit("/dev/null"), origin, "blocks a missing protected file: reads empty, writes are discarded");
+    if (strcmp(c.key, t.key) == 0 && !dir_like(c.key) && origin->level == LVL_NONE) {
+        /* a hidden name (deny_read): /dev/null, mounted nodev, cannot be
+         * opened at all: neither read nor written, as "none" says */
+        mount2(p, c, "--ro-bind", word_lit("/dev/null"), origin, "blocks a missing hidden file: cannot be opened");
+    } else if (strcmp(c.key, t.key) == 0 && !dir_like(c.key)) {
+        /* The protected file itself becomes an empty read-only file: git and
+         * shells read ~/.gitconfig and ~/.bashrc, so it must read (as empty);
+         * writing fails. (/dev/null would be mounted nodev: unreadable.) */
+        add_op(p, PH_MOUNT, c.key, order_of(p, c), "--perms", 1, word_lit("0444"), word_lit(""), NULL, NULL);
+        mount2(p, c, "--ro-bind-data", (bw_word_t){BW_EMPTY_FD, ""}, origin,
+               "blocks a missing protected file: an empty read-only file");
     } else {
         mount1(p, PH_MOUNT, c, "--tmpfs", origin, "blocks the first missing component of a protected path");
         mount1(p, PH_CAP, c, "--remount-ro", origin, "blocks the first missing component of a protected path");
@@ -545,7 +561,10 @@ static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, 
     for (size_t i = 0; i < kids.n; i++) {
         if (ok) {
             const char *path = path_join(dir, kids.v[i], p->a);
-            if (strmap_get(&w->roots, path) >= 0) continue; /* walked as a root of its own */
+            if (strmap_get(&w->roots, path) >= 0) { /* walked as a root of its own */
+                free(kids.v[i]);
+                continue;
+            }
             struct stat st;
             ex_t e = EX_MISSING;
             if (lstat(path, &st) == 0)
@@ -601,6 +620,11 @@ static bool plan_grants(plan_t *p)
         const rrule_t *g = &r->grants.v[i];
         loc_t l = loc_rule(p, g);
         if (is_hidden(p, l.key)) continue;
+        /* Two grants on one path (at exec time, a workspace that is also an
+         * allow_read path): the lower one decides (SPEC §3.4), and only it
+         * is mounted — a later --bind of the workspace would make the path,
+         * and the protected paths in it, writable. */
+        if (strmap_get(&p->grant_at, l.key) != (long)i) continue;
         const char *pk = parent_key(p, l.key);
         const rrule_t *up = pk ? grant_for(p, pk) : NULL;
         level_t above = up ? up->level : LVL_NONE;
@@ -626,6 +650,15 @@ static bool plan_grants(plan_t *p)
                 return false;
             }
             break;
+        }
+        /* A grant named through a symlink (~/src -> code/src) is mounted at
+         * its target; when nothing shows the link's own directory, recreate
+         * the link so the name the policy uses works inside too. */
+        if (g->level > LVL_NONE && g->base == PB_ROOT && strcmp(g->lexical, g->path) != 0) {
+            const char *lk = parent_key(p, g->lexical);
+            if (lk && grant_level(p, lk) == LVL_NONE && !is_hidden(p, g->lexical))
+                mount2(p, loc_make(p, PB_ROOT, g->lexical), "--symlink", word_lit(g->path), g,
+                       "the policy's name for a symlinked path");
         }
     }
     return true;
@@ -767,6 +800,7 @@ static void word_text(buf_t *b, bw_word_t w)
     switch (w.kind) {
     case BW_LIT: escape_lit(b, w.s); return;
     case BW_ENV: buf_printf(b, "${env:%s}", w.s); return;
+    case BW_EMPTY_FD: buf_adds(b, "${EMPTY_FD}"); return;
     case BW_WORKSPACE: buf_adds(b, "${WORKSPACE}"); break;
     case BW_SCRATCH: buf_adds(b, "${SCRATCH}"); break;
     }
@@ -800,9 +834,9 @@ static int option_nargs(const char *opt)
     static const char *const zero[] = {"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
                                        "--new-session", "--clearenv"};
     static const char *const one[] = {"--cap-drop", "--uid", "--gid", "--hostname", "--dev", "--proc",
-                                      "--tmpfs", "--remount-ro", "--chdir", "--unsetenv"};
+                                      "--tmpfs", "--remount-ro", "--chdir", "--unsetenv", "--perms"};
     static const char *const two[] = {"--setenv", "--bind", "--bind-try", "--ro-bind", "--ro-bind-try",
-                                      "--symlink"};
+                                      "--symlink", "--ro-bind-data", "--dev-bind"};
     for (size_t i = 0; i < sizeof zero / sizeof *zero; i++) if (strcmp(opt, zero[i]) == 0) return 0;
     for (size_t i = 0; i < sizeof one / sizeof *one; i++) if (strcmp(opt, one[i]) == 0) return 1;
     for (size_t i = 0; i < sizeof two / sizeof *two; i++) if (strcmp(opt, two[i]) == 0) return 2;
@@ -824,7 +858,10 @@ static bool parse_word(arena_t *a, const char *s, size_t n, bw_word_t *w, char *
     size_t i = 0;
     if (n >= 12 && memcmp(s, "${WORKSPACE}", 12) == 0) kind = BW_WORKSPACE, i = 12;
     else if (n >= 10 && memcmp(s, "${SCRATCH}", 10) == 0) kind = BW_SCRATCH, i = 10;
-    else if (n >= 6 && memcmp(s, "${env:", 6) == 0 && s[n - 1] == '}') {
+    else if (n == 11 && memcmp(s, "${EMPTY_FD}", 11) == 0) {
+        *w = (bw_word_t){BW_EMPTY_FD, ""};
+        return true;
+    } else if (n >= 6 && memcmp(s, "${env:", 6) == 0 && s[n - 1] == '}') {
         *w = (bw_word_t){BW_ENV, arena_strndup(a, s + 6, n - 7)};
         return true;
     }
@@ -927,9 +964,10 @@ static const char *env_get(char *const *env, const char *name)
     return NULL;
 }
 
-static char *word_value(bw_word_t w, const roots_t *roots, char *const *env)
+static char *word_value(bw_word_t w, const roots_t *roots, char *const *env, int *next_fd)
 {
     switch (w.kind) {
+    case BW_EMPTY_FD: return next_fd ? xasprintf("%d", (*next_fd)++) : xstrdup("${EMPTY_FD}");
     case BW_LIT: return xstrdup(w.s);
     case BW_ENV: {
         const char *v = env_get(env, w.s);
@@ -944,13 +982,15 @@ static char *word_value(bw_word_t w, const roots_t *roots, char *const *env)
     return NULL;
 }
 
-void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, void *argv_vec)
+void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, int first_empty_fd, void *argv_vec,
+                int *n_empty)
 {
     VEC(char *) *argv = argv_vec;
+    int next = first_empty_fd;
     for (size_t i = 0; i < b->ops.n; i++) {
         const bw_op_t *op = &b->ops.v[i];
-        char *a = op->nargs > 0 ? word_value(op->a, roots, env) : NULL;
-        char *c = op->nargs > 1 ? word_value(op->b, roots, env) : NULL;
+        char *a = op->nargs > 0 ? word_value(op->a, roots, env, &next) : NULL;
+        char *c = op->nargs > 1 ? word_value(op->b, roots, env, &next) : NULL;
         if ((op->nargs > 0 && !a) || (op->nargs > 1 && !c)) { /* an unset passthrough variable */
             free(a);
             free(c);
@@ -960,11 +1000,12 @@ void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, void *
         if (a) vec_push(argv, a);
         if (c) vec_push(argv, c);
     }
+    if (n_empty) *n_empty = next - first_empty_fd;
 }
 
 /* ---- evaluation: the mount namespace the ops build ------------------------------------------------------------ */
 
-typedef enum { MK_BIND, MK_TMPFS, MK_DEVNULL, MK_DEV, MK_PROC } mkind_t;
+typedef enum { MK_BIND, MK_TMPFS, MK_DEVNULL, MK_EMPTYFILE, MK_DEV, MK_PROC } mkind_t;
 
 typedef struct mnt {
     const char *dest;
@@ -987,10 +1028,11 @@ level_t bwrap_eval(const bwrap_t *b, const roots_t *roots, const char *path, con
         const char *o = op->opt;
         bw_word_t dw = op->nargs == 2 ? op->b : op->a;
         if (op->nargs == 0 || dw.kind == BW_ENV || strcmp(o, "--setenv") == 0 || strcmp(o, "--chdir") == 0 ||
+            strcmp(o, "--perms") == 0 ||
             strcmp(o, "--cap-drop") == 0 || strcmp(o, "--uid") == 0 || strcmp(o, "--gid") == 0 ||
             strcmp(o, "--hostname") == 0)
             continue;
-        char *dest = word_value(dw, roots, NULL);
+        char *dest = word_value(dw, roots, NULL, NULL);
         const char *d = arena_strdup(&a, dest);
         free(dest);
         if (strcmp(o, "--symlink") == 0) {
@@ -1012,6 +1054,9 @@ level_t bwrap_eval(const bwrap_t *b, const roots_t *roots, const char *path, con
         if (strcmp(o, "--ro-bind") == 0 || strcmp(o, "--ro-bind-try") == 0) {
             nm.ro = true;
             if (op->a.kind == BW_LIT && strcmp(op->a.s, "/dev/null") == 0) nm.kind = MK_DEVNULL;
+        } else if (strcmp(o, "--ro-bind-data") == 0) {
+            nm.kind = MK_EMPTYFILE;
+            nm.ro = true;
         } else if (strcmp(o, "--tmpfs") == 0) nm.kind = MK_TMPFS;
         else if (strcmp(o, "--dev") == 0) nm.kind = MK_DEV;
         else if (strcmp(o, "--proc") == 0) nm.kind = MK_PROC;
@@ -1041,6 +1086,7 @@ level_t bwrap_eval(const bwrap_t *b, const roots_t *roots, const char *path, con
         case MK_TMPFS: priv = !best->ro; lv = LVL_NONE; break;
         case MK_DEV: case MK_PROC: priv = true; break;
         case MK_DEVNULL: lv = LVL_NONE; break;
+        case MK_EMPTYFILE: lv = LVL_READ; break; /* an empty file that cannot be written */
         }
     }
     if (by) *by = best ? best->op : NULL;

@@ -17,12 +17,13 @@
 #include "lattice.h"
 
 /* One word of the vector: literal, or a placeholder resolved at exec time. */
-typedef enum { BW_LIT, BW_WORKSPACE, BW_SCRATCH, BW_ENV } bw_word_kind_t;
+typedef enum { BW_LIT, BW_WORKSPACE, BW_SCRATCH, BW_ENV, BW_EMPTY_FD } bw_word_kind_t;
 
 typedef struct bw_word {
     bw_word_kind_t kind;
     const char *s; /* BW_LIT: the text; BW_WORKSPACE/BW_SCRATCH: the rest below the
-                      root ("" = the root); BW_ENV: the variable name */
+                      root ("" = the root); BW_ENV: the variable name; BW_EMPTY_FD:
+                      unused (each one is a fresh fd of an empty file at exec time) */
 } bw_word_t;
 
 typedef struct bw_op {
@@ -54,15 +55,19 @@ void bwrap_free(bwrap_t *b);
 
 /* Writes bwrap.args: one argument per line, C-escaped (\\ \n \t \xHH; a '$'
  * of a literal is written \x24), placeholders as ${WORKSPACE}, ${SCRATCH},
- * ${env:NAME}. bwrap_args_parse is its exact inverse (ops lose their origin). */
+ * ${env:NAME} and ${EMPTY_FD} (an fd of an empty file, a new one each time).
+ * bwrap_args_parse is its exact inverse (ops lose their origin). */
 void bwrap_render(const bwrap_t *b, buf_t *out);
 bwrap_t *bwrap_args_parse(const char *text, size_t len, char **err);
 
 /* Substitutes placeholders into concrete arguments, appended to *argv as
  * xstrdup'd strings (argv is a VEC(char *)). A "--setenv NAME ${env:NAME}"
  * op whose variable is not in env is dropped; env is "NAME=value" strings,
- * NULL-terminated. */
-void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, void *argv);
+ * NULL-terminated. Each ${EMPTY_FD} becomes the next fd number from
+ * first_empty_fd; *n_empty (if not NULL) receives how many were used, so the
+ * caller can provide that many fds of an empty file. */
+void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, int first_empty_fd, void *argv,
+                int *n_empty);
 
 /* What the mount namespace built by ops exposes path at (absolute, concrete),
  * and the op that decided it. *private_tmp is set when the path is on the

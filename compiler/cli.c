@@ -27,9 +27,12 @@ const cli_opt_t cli_options[] = {
     {"write", 0, OPT_VALUE, "PATH", NULL, OFF(q_write), "may the sandbox write PATH?"},
     {"exec", 0, OPT_VALUE, "CMD", NULL, OFF(q_exec), "would session_bash run the shell command CMD?"},
     {"fetch", 0, OPT_VALUE, "URL", NULL, OFF(q_fetch), "may session_fetch reach URL?"},
+    {"queries", 0, OPT_VALUE, "FILE", NULL, OFF(q_file),
+     "answer every question in FILE, one a line: read PATH, write PATH, exec CMD, fetch URL ('-': stdin)"},
     {"json", 0, OPT_FLAG, NULL, NULL, OFF(json), "print one JSON object instead of text"},
     {"golden", 0, OPT_VALUE, "DIR", NULL, OFF(golden), "the committed artifacts to compare against"},
     {"toml", 0, OPT_VALUE, "VERSION", "1.0|1.1", OFF(toml), "TOML version to accept (default: 1.1)"},
+    {"rules", 0, OPT_FLAG, NULL, NULL, OFF(list_rules), "list every rule ID with its severity and summary, and exit"},
     {NULL, 0, 0, NULL, NULL, 0, NULL},
 };
 
@@ -62,6 +65,37 @@ const cli_cmd_t cli_commands[] = {
      "stderr and exit 1.",
      "drun-policy toml-decode --toml 1.0 < config.toml",
      "toml", 0, 0, false, cmd_toml_decode},
+    {"lint", "[CONFIG] [--format text|json|sarif] [--strict] [--facts FILE]...",
+     "report problems in a policy, each with a rule ID, a severity and file:line:col",
+     "Config errors (the compiler rejects the file), then warnings and notes about what the policy "
+     "means on each target. Silence one finding with a comment '# drun-policy: allow RULE-ID' on its "
+     "line or the line above. Exit 1 with errors, or with warnings under --strict. --format sarif "
+     "writes SARIF 2.1.0 for code scanning. Rules: docs/lint-rules.md, or --rules.",
+     "drun-policy lint config.toml --format sarif > lint.sarif",
+     "format strict facts rules", 0, 1, false, cmd_lint},
+    {"explain", "[CONFIG] [--workspace DIR] [--read PATH] [--write PATH] [--exec CMD] [--fetch URL] "
+     "[--queries FILE] [--json] [--facts FILE]...",
+     "say what a policy allows in plain words, or answer one question with the rules and artifact lines behind it",
+     "With no question: what is writable, readable, hidden and protected, the network, commands, "
+     "limits and environment. With --read/--write PATH (absolute, ~/..., ${WORKSPACE}/..., or relative "
+     "to the workspace), --exec CMD or --fetch URL: the decision, the grant and caps that made it "
+     "(file:line), and for each target the artifact line that enforces it. A deny is an answer: exit 0.",
+     "drun-policy explain config.toml --write ~/.bashrc",
+     "workspace read write exec fetch queries json facts", 0, 1, false, cmd_explain},
+    {"diff", "OLD NEW [--json] [--facts FILE]...",
+     "say what access a policy change grants and revokes, then the artifact diff",
+     "Compares the two policies' meaning on both targets: each path newly granted or revoked, each "
+     "domain, command-list entry, limit, environment variable and protection changed; then the unified "
+     "diff of policy.sb and bwrap.args. Exit 0 when nothing changed, 1 when something did.",
+     "drun-policy diff old/config.toml config.toml",
+     "json facts", 2, 2, false, cmd_diff},
+    {"check", "[CONFIG] --golden DIR",
+     "recompile with the facts recorded in DIR/policy.json and diff against the artifacts in DIR",
+     "What CI runs on every policy change: the committed artifacts must be what this compiler makes "
+     "of the committed config. Prints a unified diff of every drifted artifact; exit 1 on drift or a "
+     "missing artifact, 0 when identical.",
+     "drun-policy check config.toml --golden artifacts/",
+     "golden", 0, 1, false, cmd_check_golden},
     {"completion", "bash|zsh",
      "print a shell completion script generated from these tables",
      "Load it with: source <(drun-policy completion bash)",

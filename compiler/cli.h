@@ -33,11 +33,13 @@ typedef struct cli_args {
     const char *q_write;   /* explain --write */
     const char *q_exec;    /* explain --exec */
     const char *q_fetch;   /* explain --fetch */
+    const char *q_file;    /* explain --queries FILE */
     const char *golden;    /* check --golden DIR */
     const char *toml;      /* toml-decode --toml 1.0 | 1.1 */
     const char *shell;     /* completion SHELL */
     bool json;             /* --json */
     bool strict;           /* lint --strict */
+    bool list_rules;       /* lint --rules */
 } cli_args_t;
 
 typedef enum { OPT_FLAG, OPT_VALUE } cli_opt_kind;
@@ -87,5 +89,9 @@ int cmd_run(const cli_args_t *a);
 int cmd_facts(const cli_args_t *a);
 int cmd_toml_decode(const cli_args_t *a);
 int cmd_completion(const cli_args_t *a);
+int cmd_lint(const cli_args_t *a);
+int cmd_explain(const cli_args_t *a);
+int cmd_diff(const cli_args_t *a);
+int cmd_check_golden(const cli_args_t *a); /* cmd_check is cmdline.h's */
 
 #endif

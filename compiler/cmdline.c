@@ -307,8 +307,10 @@ static uint32_t read_digits(parser_t *p, int base, int max, int *n)
 }
 
 /* One escape of $'...' after its backslash, appended to b. Returns false when
- * it was a NUL, which ends the value in bash. */
-static bool ansi_escape(parser_t *p, buf_t *b)
+ * it was a NUL, which ends the value in bash. *locale is set for \u and \U
+ * above 0x7f: bash encodes those in the run-time locale (in the C locale it
+ * leaves "\u00E9" as text), so the value is only known when it runs. */
+static bool ansi_escape(parser_t *p, buf_t *b, bool *locale)
 {
     static const char from[] = "abeEfnrtv\\'\"?", to[] = "\a\b\033\033\f\n\r\t\v\\'\"?";
     int c = at(p, p->pos++), n;
@@ -326,7 +328,11 @@ static bool ansi_escape(parser_t *p, buf_t *b)
     } else if (c == 'x' || c == 'u' || c == 'U') {
         v = read_digits(p, 16, c == 'x' ? 2 : c == 'u' ? 4 : 8, &n);
         if (!n) { buf_addc(b, '\\'); buf_addc(b, (char)c); return true; }
-        if (c != 'x' && v) { add_utf8(b, v > 0x10FFFF ? 0xFFFD : v); return true; }
+        if (c != 'x' && v) {
+            if (v >= 0x80) *locale = true;
+            add_utf8(b, v > 0x10FFFF ? 0xFFFD : v);
+            return true;
+        }
     } else if (c >= '0' && c <= '7') {
         p->pos--;
         v = read_digits(p, 8, 3, &n) & 0xFF;
@@ -344,7 +350,7 @@ static bool ansi_escape(parser_t *p, buf_t *b)
 static void ansi_quote(parser_t *p, lword_t *w)
 {
     size_t open = p->pos - 1;
-    bool cut = false;
+    bool cut = false, locale = false;
     buf_t tmp = BUF_INIT;
     for (p->pos++;;) {
         int c = at(p, p->pos);
@@ -357,7 +363,7 @@ static void ansi_quote(parser_t *p, lword_t *w)
         if (c == '\'') break;
         buf_truncate(&tmp, 0);
         if (c == '\\') {
-            if (!ansi_escape(p, &tmp)) cut = true;
+            if (!ansi_escape(p, &tmp, &locale)) cut = true;
         } else {
             buf_addc(&tmp, (char)c);
         }
@@ -365,6 +371,7 @@ static void ansi_quote(parser_t *p, lword_t *w)
     }
     buf_free(&tmp);
     w->quoted = true;
+    if (locale) w->dynamic = true;
 }
 
 /* "..." (p->pos at the quote), or with heredoc set an expanding here-document
@@ -567,9 +574,12 @@ static void lex_dollar(parser_t *p, lword_t *w, bool in_dq)
         ansi_quote(p, w);
         return;
     }
-    if (!in_dq && c == '"') { /* $"...": a translated string, read as "..." */
+    if (!in_dq && c == '"') {
+        /* $"...": translated through a message catalog that TEXTDOMAIN and
+         * TEXTDOMAINDIR choose at run time, so its value is not the text. */
         p->pos = i;
         lex_dquote(p, w, false);
+        w->dynamic = true;
         return;
     }
     if (c == '(') {
@@ -2243,6 +2253,9 @@ static char *entry_words(const char *e, parser_t *p, lwords_t *words)
         if (failed(p)) break;
         lword_t w;
         lex_word(p, &w, false);
+        if (!failed(p) && w.dynamic)
+            perr_hint(p, w.start, "an entry is literal words ($'\\u..' above ASCII and $\"..\" depend on the locale)",
+                      "the word is only known when it runs");
         if (!failed(p) && (w.glob || w.brace))
             perr_hint(p, w.glob_at,
                       "an entry already matches any further arguments, so leave it out (or quote it to match it literally)",

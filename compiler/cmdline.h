@@ -112,6 +112,11 @@ typedef struct cmd_verdict {
  *   - with a denylist, an opaque command or one whose dynamic arguments may
  *     match an entry: denied (list 1);
  *   - with an allowlist, an opaque command or one matching no entry: denied (list 2).
+ * A certain denylist match anywhere is reported before any of the others. When
+ * allowed, list/entry/command name the allowlist entry if exactly one simple
+ * command ran under an allowlist, else 0/-1/NULL, and the reason says why ("no
+ * command matches the denylist", "all 3 commands match the allowlist", "the
+ * command runs no program", "no command lists are set").
  * The caller frees the verdict's strings with cmd_verdict_free. */
 cmd_verdict_t cmd_check(const char *cmd, size_t len,
                         const char *const *deny, size_t ndeny,

@@ -323,17 +323,38 @@ static void build_manifest(compiled_t *c)
 
 /* ---- compile --------------------------------------------------------------------------------------------- */
 
+static facts_t *facts_of(const policy_t *p, target_t t, const compile_opts_t *o, const char *const *json, char **err)
+{
+    if (json) return facts_from_json(json[t], strlen(json[t]), err);
+    return facts_for(p, t, o->facts_files, err);
+}
+
+static compiled_t *compile_with(const policy_t *p, const compile_opts_t *o, const char *const *json, diag_list_t *diags,
+                                char **err);
+
 compiled_t *compile_policy(const policy_t *p, const compile_opts_t *o, diag_list_t *diags, char **err)
+{
+    return compile_with(p, o, NULL, diags, err);
+}
+
+compiled_t *compile_policy_facts_json(const policy_t *p, const char *const facts_json[2], diag_list_t *diags, char **err)
+{
+    compile_opts_t o = {facts_json[TARGET_LINUX] != NULL, facts_json[TARGET_MACOS] != NULL, {NULL, NULL}};
+    return compile_with(p, &o, facts_json, diags, err);
+}
+
+static compiled_t *compile_with(const policy_t *p, const compile_opts_t *o, const char *const *json, diag_list_t *diags,
+                                char **err)
 {
     compiled_t *c = xcalloc(1, sizeof *c);
     c->pol = p;
     if (o->macos_target) {
-        if (!(c->facts[TARGET_MACOS] = facts_for(p, TARGET_MACOS, o->facts_files, err))) goto fail;
+        if (!(c->facts[TARGET_MACOS] = facts_of(p, TARGET_MACOS, o, json, err))) goto fail;
         c->res[TARGET_MACOS] = policy_resolve(p, c->facts[TARGET_MACOS]);
         if (!(c->sbpl = sbpl_build(c->res[TARGET_MACOS], diags))) goto fail;
     }
     if (o->linux_target) {
-        if (!(c->facts[TARGET_LINUX] = facts_for(p, TARGET_LINUX, o->facts_files, err))) goto fail;
+        if (!(c->facts[TARGET_LINUX] = facts_of(p, TARGET_LINUX, o, json, err))) goto fail;
         c->res[TARGET_LINUX] = policy_resolve(p, c->facts[TARGET_LINUX]);
         if (!(c->bwrap = bwrap_plan(c->res[TARGET_LINUX], NULL, err))) goto fail;
         bwrap_render(c->bwrap, &c->bwrap_args);

@@ -70,6 +70,7 @@ static int cmp_fact(const void *a, const void *b)
 
 static path_fact_t *find_exact(const facts_t *f, const char *path)
 {
+    if (!f->paths.n) return NULL; /* bsearch() of an empty, NULL array is undefined */
     path_fact_t key = {path, PT_MISSING, NULL};
     return bsearch(&key, f->paths.v, f->paths.n, sizeof key, cmp_fact);
 }
@@ -512,7 +513,7 @@ facts_t *facts_from_json(const char *text, size_t len, char **err)
         path_fact_t pf = {p, ptype_parse(cJSON_IsString(ty) ? ty->valuestring : NULL), real};
         vec_push(&f->paths, pf);
     }
-    qsort(f->paths.v, f->paths.n, sizeof *f->paths.v, cmp_fact);
+    if (f->paths.n) qsort(f->paths.v, f->paths.n, sizeof *f->paths.v, cmp_fact); /* NULL when empty */
     cJSON_Delete(root);
     return f;
 fail:

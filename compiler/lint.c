@@ -44,6 +44,7 @@ typedef struct lint {
     toml_doc *doc;        /* its tree; NULL on a syntax error */
     policy_t *pol;        /* NULL when policy_build failed */
     facts_t *facts[2];    /* indexed by target_t */
+    bool own_facts[2];    /* loaded here (else borrowed from the options) */
     resolved_t *res[2];
     roots_t roots;
     diag_list_t raw;      /* every finding, unsorted */
@@ -77,6 +78,8 @@ static void finding(lint_t *l, const char *id, span_t span, const char *fmt, ...
 /* ---- small helpers ----------------------------------------------------------------------------------- */
 
 static const toml_value *tget(const toml_value *tab, const char *key) { return tab ? toml_get(tab, key) : NULL; }
+
+static size_t tlen(const toml_value *v) { return v ? toml_len(v) : 0; }
 
 static span_t key_span(const toml_value *tab, const char *key)
 {
@@ -147,7 +150,7 @@ static void rule_unenforced_keys(lint_t *l, const char *table, const toml_value 
         if (k->enforced) continue;
         char q[96];
         finding(l, "unenforced-key", toml_key_span_at(tab, i),
-                "'%s' is accepted for drun compatibility but drun-mcp does not enforce it (%s); remove it, "
+                "'%s' is accepted for drun compatibility but drun-mcp does not enforce it: %s; remove it, "
                 "or keep it knowing it changes nothing",
                 key_qualified(k, q, sizeof q), key_doc(k));
     }
@@ -232,24 +235,28 @@ static void rule_protect_tree(lint_t *l, const toml_value *root)
 
 /* Shells, interpreters and wrappers: an allowlist entry that runs code it
  * is given (a script file, -c text, a command line) allows everything. */
+static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh",
+                                     "busybox", NULL};
+static const char *const interpreters[] = {"python", "python2", "python3", "perl", "ruby", "node", "nodejs",
+                                           "deno", "bun", "php", "lua", "tclsh", "Rscript", "pwsh", "osascript",
+                                           NULL};
+static const char *const wrappers[] = {"env", "xargs", "nice", "nohup", "timeout", "stdbuf", "setsid", "sudo",
+                                       "su", "doas", "watch", "time", "strace", "exec", "command", "builtin", NULL};
+static const char *const launchers[] = {"find", "make", "awk", "gawk", "mawk", "sed", "git", "vim", "vi", "ed",
+                                        "less", "man", "ssh", NULL};
+
 static const char *interpreter_why(const char *word)
 {
     static const struct {
         const char *const *names;
         const char *why;
     } groups[] = {
-        {(const char *const[]){"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", NULL},
-         "a shell runs any script file it is given, and its commands are never checked"},
-        {(const char *const[]){"python", "python2", "python3", "perl", "ruby", "node", "nodejs", "deno", "bun",
-                               "php", "lua", "tclsh", "Rscript", "pwsh", "osascript", NULL},
-         "an interpreter runs any program text (-c, -e, a script file), including one that starts other commands"},
-        {(const char *const[]){"env", "xargs", "nice", "nohup", "timeout", "stdbuf", "setsid", "sudo", "su",
-                               "doas", "watch", "time", "strace", "exec", "command", "builtin", NULL},
-         "a wrapper runs the command it is given; what it runs is checked only when written literally"},
-        {(const char *const[]){"find", "make", "awk", "gawk", "mawk", "sed", "git", "vim", "vi", "ed", "less",
-                               "man", "ssh", NULL},
-         "it can start other commands itself (find -exec, make recipes, awk system(), GNU sed's e command, git "
-         "aliases, an editor's or pager's shell escape)"},
+        {shells, "a shell runs any script file it is given, and its commands are never checked"},
+        {interpreters, "an interpreter runs any program text (-c, -e, a script file), including one that starts "
+                       "other commands"},
+        {wrappers, "a wrapper runs the command it is given; what it runs is checked only when written literally"},
+        {launchers, "it can start other commands itself (find -exec, make recipes, awk system(), GNU sed's e "
+                    "command, git aliases, an editor's or pager's shell escape)"},
     };
     for (size_t g = 0; g < sizeof groups / sizeof *groups; g++)
         for (const char *const *n = groups[g].names; *n; n++)
@@ -391,10 +398,12 @@ static void dropped_grant(lint_t *l, target_t t, const rule_t *ru)
     const rrule_t *w = grant_at(r, c.base, c.path);
     if (!w) return;
     char *wd = rule_desc(l, w->rule);
-    bool same_text = w->rule->src && strcmp(w->rule->written, ru->written) == 0;
+    /* the same path written differently ("~/a" and "~/a/"): nothing to add;
+     * different paths that resolve to one (a symlink): say where */
+    bool same_ir = w->rule->src && w->rule->path.base == ru->path.base && strcmp(w->rule->path.rel, ru->path.rel) == 0;
     const char *via = "";
     char *resolved = NULL;
-    if (w->rule->src && !same_text && c.base == PB_ROOT) {
+    if (w->rule->src && !same_ir && c.base == PB_ROOT) {
         resolved = xasprintf(" (both are %s on %s)", show(l, t, c.path), target_name(t));
         via = resolved;
     }
@@ -411,6 +420,18 @@ static void dropped_grant(lint_t *l, target_t t, const rule_t *ru)
                 ru->written, rule_kind_key(ru->kind), wd, via, level_name(w->level));
     free(wd);
     free(resolved);
+}
+
+/* Did policy_resolve drop another config grant in favour of g (same path)? */
+static bool beat_another(lint_t *l, resolved_t *r, const rrule_t *g)
+{
+    for (size_t i = 0; i < l->pol->rules.n; i++) {
+        const rule_t *o = &l->pol->rules.v[i];
+        if (o->cap || o == g->rule || kept_grant(r, o)) continue;
+        rrule_t c = policy_concretize(r, o);
+        if (c.base == g->base && strcmp(c.path, g->path) == 0) return true;
+    }
+    return false;
 }
 
 /* shadowed-rule, redundant-rule and duplicate-rule for one grant. */
@@ -442,7 +463,7 @@ static void check_grant(lint_t *l, target_t t, const rule_t *ru)
         free(cd);
         return;
     }
-    if (!parent || g->level != up.grant_level) return;
+    if (!parent || g->level != up.grant_level || beat_another(l, r, g)) return;
     if (up.grant) {
         char *gd = rule_desc(l, up.grant->rule);
         finding(l, "redundant-rule", ru->span, "'%s' in %s changes nothing: %s already gives %s there; remove it",
@@ -508,7 +529,7 @@ static void rule_path_rules(lint_t *l, target_t t)
 /* The credentials secret-readable looks for, below the home directory. */
 static const char *const home_secrets[] = {
     ".ssh", ".gnupg", ".aws", ".config/gcloud", ".azure", ".kube", ".docker/config.json", ".netrc",
-    ".git-credentials", ".npmrc", ".pypirc", ".config/gh", ".password-store", NULL,
+    ".git-credentials", ".config/gh", NULL,
 };
 
 typedef struct exposure {
@@ -526,10 +547,13 @@ static void expose(lint_t *l, exposure_vec_t *v, const rule_t *g, const char *wh
     vec_push(v, e);
 }
 
-/* secret-readable: credentials below home, and .env files in granted trees. */
+/* secret-readable: credentials below home (one finding per grant that
+ * opens them), and .env files in the trees config grants open (one finding,
+ * at the first such grant: the fix is one glob). The workspace is the
+ * agent's own and is not counted. */
 static void rule_secrets(lint_t *l)
 {
-    exposure_vec_t ex = {0};
+    exposure_vec_t ex = {0}, env = {0};
     for (int t = 0; t < 2; t++) {
         resolved_t *r = l->res[t];
         for (const char *const *s = home_secrets; *s; s++) {
@@ -538,33 +562,42 @@ static void rule_secrets(lint_t *l)
             if (level_of(r, &l->roots, p, &v) >= LVL_READ && v.grant && v.grant->rule->src)
                 expose(l, &ex, v.grant->rule, path_join("~", *s, &l->a));
         }
-        /* .env in every tree a config grant opens (the workspace is the agent's own) */
         for (size_t i = 0; i < r->grants.n; i++) {
             const rrule_t *g = &r->grants.v[i];
             if (!g->rule->src || g->level == LVL_NONE || g->base != PB_ROOT) continue;
             verdict_t v;
             if (level_of(r, &l->roots, path_join(g->path, ".env", &l->a), &v) >= LVL_READ && v.grant == g)
-                expose(l, &ex, g->rule, path_join(g->rule->written, ".env", &l->a));
+                expose(l, &env, g->rule, g->rule->written);
         }
     }
     for (size_t i = 0; i < l->pol->rules.n; i++) {
         const rule_t *ru = &l->pol->rules.v[i];
-        buf_t what = BUF_INIT, fix = BUF_INIT;
-        for (size_t k = 0; k < ex.n; k++) {
-            if (ex.v[k].grant != ru) continue;
-            bool env = strcmp(strrchr(ex.v[k].what, '/') ? strrchr(ex.v[k].what, '/') + 1 : ex.v[k].what, ".env") == 0;
-            buf_printf(&what, "%s%s", what.len ? ", " : "", ex.v[k].what);
-            if (env && strstr(buf_cstr(&fix), "**/.env")) continue;
-            buf_printf(&fix, "%s\"%s\"", fix.len ? ", " : "", env ? "**/.env" : ex.v[k].what);
-        }
+        buf_t what = BUF_INIT;
+        for (size_t k = 0; k < ex.n; k++)
+            if (ex.v[k].grant == ru) buf_printf(&what, "%s%s", what.len ? ", " : "", ex.v[k].what);
         if (what.len)
             finding(l, "secret-readable", ru->span,
-                    "'%s' in %s makes credentials readable: %s; add %s to [filesystem] deny_read", ru->written,
-                    rule_kind_key(ru->kind), buf_cstr(&what), buf_cstr(&fix));
+                    "'%s' in %s makes credentials readable: %s; add them to [filesystem] deny_read", ru->written,
+                    rule_kind_key(ru->kind), buf_cstr(&what));
         buf_free(&what);
-        buf_free(&fix);
     }
+    const rule_t *first = NULL;
+    buf_t trees = BUF_INIT;
+    for (size_t i = 0; i < l->pol->rules.n; i++)
+        for (size_t k = 0; k < env.n; k++)
+            if (env.v[k].grant == &l->pol->rules.v[i]) {
+                if (!first) first = env.v[k].grant;
+                if (!strstr(buf_cstr(&trees), env.v[k].what))
+                    buf_printf(&trees, "%s%s", trees.len ? ", " : "", env.v[k].what);
+                break;
+            }
+    if (first)
+        finding(l, "secret-readable", first->span,
+                ".env files are readable below %s; add \"**/.env\" to [filesystem] deny_read (reported at the "
+                "first grant that opens one)", buf_cstr(&trees));
+    buf_free(&trees);
     vec_free(&ex);
+    vec_free(&env);
 }
 
 /* writable-system-dir: a write grant over a directory the host runs programs from. */
@@ -593,10 +626,10 @@ static void rule_system_dirs(lint_t *l)
             }
             if (hit.len)
                 finding(l, "writable-system-dir", g->rule->span,
-                        "'%s' in %s makes %s writable on %s: the host runs programs from there (system or $PATH "
+                        "'%s' in %s makes %s writable: the host runs programs from there (a system or $PATH "
                         "directory), so a program planted by the sandbox runs outside it; narrow the grant, or add "
                         "the directory to deny_write",
-                        g->rule->written, rule_kind_key(g->rule->kind), buf_cstr(&hit), target_name((target_t)t));
+                        g->rule->written, rule_kind_key(g->rule->kind), buf_cstr(&hit));
             buf_free(&hit);
         }
         vec_free(&sys);
@@ -692,9 +725,9 @@ static span_t largest_list(lint_t *l)
     const toml_value *fs = tget(root, "filesystem");
     static const char *const keys[] = {"allow_read", "deny_read", "allow_write", "deny_write"};
     span_t best = key_span(root, "mount_allowlist");
-    size_t most = toml_len(tget(root, "mount_allowlist"));
+    size_t most = tlen(tget(root, "mount_allowlist"));
     for (size_t i = 0; i < 4; i++) {
-        size_t n = toml_len(tget(fs, keys[i]));
+        size_t n = tlen(tget(fs, keys[i]));
         if (n > most) most = n, best = key_span(fs, keys[i]);
     }
     return best;
@@ -712,12 +745,18 @@ static void rule_artifacts(lint_t *l)
     buf_t args = BUF_INIT;
     if (bw) bwrap_render(bw, &args);
     size_t nsb = sb ? sb->rules.n : 0, sbb = sb ? sb->text.len : 0, nbw = bw ? bw->ops.n : 0;
-    if (nsb > LINT_MAX_SBPL_RULES || sbb > LINT_MAX_SBPL_BYTES || nbw > LINT_MAX_BWRAP_OPS)
+    buf_t what = BUF_INIT; /* only what is over a limit: the counts of the rest are noise */
+    if (nsb > LINT_MAX_SBPL_RULES || sbb > LINT_MAX_SBPL_BYTES)
+        buf_printf(&what, "policy.sb has %zu file rules in %zu KiB (lint's limits: %d rules, %d KiB)", nsb, sbb / 1024,
+                   LINT_MAX_SBPL_RULES, LINT_MAX_SBPL_BYTES / 1024);
+    if (nbw > LINT_MAX_BWRAP_OPS)
+        buf_printf(&what, "%sbwrap.args has %zu operations (lint's limit: %d)", what.len ? " and " : "", nbw,
+                   LINT_MAX_BWRAP_OPS);
+    if (what.len)
         finding(l, "profile-too-large", largest_list(l),
-                "the compiled policy is large: policy.sb has %zu file rules (%zu KiB; lint's limit is %d rules, "
-                "%d KiB) and bwrap.args %zu operations (limit %d); every file access is matched against them and "
-                "every mount is set up for each command: cover long lists with a parent directory or one glob",
-                nsb, sbb / 1024, LINT_MAX_SBPL_RULES, LINT_MAX_SBPL_BYTES / 1024, nbw, LINT_MAX_BWRAP_OPS);
+                "the compiled policy is large: %s; every file access is matched against the rules and every mount "
+                "is set up for each command: cover long lists with a parent directory or one glob", buf_cstr(&what));
+    buf_free(&what);
     buf_free(&args);
     sbpl_free(sb);
     bwrap_free(bw);
@@ -911,7 +950,7 @@ static void check_suppressions(lint_t *l, const supp_vec_t *s)
     }
 }
 
-static bool suppressed_by(lint_t *l, const supp_vec_t *s, const diag_t *d)
+static bool suppressed_by(const supp_vec_t *s, const diag_t *d)
 {
     const diag_info_t *info = diag_info(d->id);
     if (!d->src || !info || info->config_error) return false;
@@ -922,17 +961,14 @@ static bool suppressed_by(lint_t *l, const supp_vec_t *s, const diag_t *d)
             memcmp(d->id, x->id, x->idlen) == 0)
             return true;
     }
-    (void)l;
     return false;
 }
 
 /* ---- the driver ----------------------------------------------------------------------------------------- */
 
-static const diag_t *sort_base;
-
-static int cmp_finding(const void *x, const void *y)
+static int cmp_finding(const void *x, const void *y, void *base)
 {
-    const diag_t *a = &sort_base[*(const size_t *)x], *b = &sort_base[*(const size_t *)y];
+    const diag_t *a = &((const diag_t *)base)[*(const size_t *)x], *b = &((const diag_t *)base)[*(const size_t *)y];
     uint32_t sa = a->src ? a->span.start : 0, sb = b->src ? b->span.start : 0;
     if (sa != sb) return sa < sb ? -1 : 1;
     long ia = diag_index(a->id), ib = diag_index(b->id);
@@ -947,12 +983,11 @@ static void finish(lint_t *l, const supp_vec_t *s, lint_report_t *out)
 {
     size_t *idx = xcalloc(l->raw.n + 1, sizeof *idx);
     for (size_t i = 0; i < l->raw.n; i++) idx[i] = i;
-    sort_base = l->raw.v;
-    qsort(idx, l->raw.n, sizeof *idx, cmp_finding);
+    qsort_r(idx, l->raw.n, sizeof *idx, cmp_finding, l->raw.v);
     for (size_t i = 0; i < l->raw.n; i++) {
         diag_t d = l->raw.v[idx[i]];
         if (d.src && d.src != l->src) d.src = l->src; /* the policy's copy of the same text */
-        vec_push(suppressed_by(l, s, &d) ? &out->suppressed : &out->findings, d);
+        vec_push(suppressed_by(s, &d) ? &out->suppressed : &out->findings, d);
     }
     free(idx);
     /* the messages now belong to the report; the sources go with it too */
@@ -964,7 +999,9 @@ static void finish(lint_t *l, const supp_vec_t *s, lint_report_t *out)
 static bool load_facts(lint_t *l, const lint_opts_t *o, char **err)
 {
     for (int t = 0; t < 2; t++) {
-        if (!(l->facts[t] = facts_for(l->pol, (target_t)t, o->facts_files, err))) return false;
+        if (o->facts[t]) l->facts[t] = o->facts[t];
+        else if ((l->own_facts[t] = true), !(l->facts[t] = facts_for(l->pol, (target_t)t, o->facts_files, err)))
+            return false;
         l->res[t] = policy_resolve(l->pol, l->facts[t]);
     }
     return true;
@@ -996,7 +1033,7 @@ bool lint_run(source_t *src, const lint_opts_t *o, lint_report_t *out, char **er
     vec_free(&s);
     for (int t = 0; t < 2; t++) {
         resolved_free(l.res[t]);
-        facts_free(l.facts[t]);
+        if (l.own_facts[t]) facts_free(l.facts[t]);
     }
     policy_free(l.pol);
     if (l.doc) toml_doc_free(l.doc);
@@ -1017,4 +1054,296 @@ int lint_exit_status(const lint_report_t *r, bool strict)
 {
     if (diag_count(&r->findings, SEV_ERROR) || r->rejected) return 1;
     return strict && diag_count(&r->findings, SEV_WARNING) ? 1 : 0;
+}
+
+/* ---- rendering ------------------------------------------------------------------------------------------- */
+
+static void count_line(buf_t *out, size_t n, const char *what)
+{
+    buf_printf(out, "%zu %s%s", n, what, n == 1 ? "" : "s");
+}
+
+void lint_render_text(const lint_report_t *r, buf_t *out, bool color)
+{
+    diag_render_all(out, &r->findings, color);
+    const char *name = r->src ? r->src->name : "<config>";
+    size_t e = diag_count(&r->findings, SEV_ERROR), w = diag_count(&r->findings, SEV_WARNING),
+           n = diag_count(&r->findings, SEV_NOTE);
+    buf_printf(out, "%s: ", name);
+    count_line(out, e, "error");
+    buf_adds(out, ", ");
+    count_line(out, w, "warning");
+    buf_adds(out, ", ");
+    count_line(out, n, "note");
+    if (r->suppressed.n) buf_printf(out, " (%zu suppressed)", r->suppressed.n);
+    if (r->rejected) buf_adds(out, "; the compiler rejects this policy");
+    buf_addc(out, '\n');
+}
+
+static void finding_json(jw_t *j, const diag_t *d)
+{
+    const diag_info_t *info = diag_info(d->id);
+    jw_obj(j);
+    jw_key(j, "rule");
+    jw_str(j, d->id);
+    jw_key(j, "severity");
+    jw_str(j, severity_name(d->sev));
+    jw_key(j, "message");
+    jw_str(j, d->msg);
+    jw_key(j, "file");
+    jw_str(j, d->src ? d->src->name : NULL);
+    if (d->src) {
+        srcpos_t s = source_pos(d->src, d->span.start), e = source_pos(d->src, d->span.end);
+        jw_key(j, "line");
+        jw_int(j, s.line);
+        jw_key(j, "column");
+        jw_int(j, s.col);
+        jw_key(j, "end_line");
+        jw_int(j, e.line);
+        jw_key(j, "end_column");
+        jw_int(j, e.col);
+    }
+    jw_key(j, "doc");
+    jw_str(j, info ? info->anchor : NULL);
+    jw_end(j);
+}
+
+void lint_render_json(const lint_report_t *r, buf_t *out)
+{
+    jw_t j;
+    jw_init(&j, out, true);
+    jw_obj(&j);
+    jw_key(&j, "file");
+    jw_str(&j, r->src ? r->src->name : NULL);
+    jw_key(&j, "rejected");
+    jw_bool(&j, r->rejected);
+    jw_key(&j, "findings");
+    jw_arr(&j);
+    for (size_t i = 0; i < r->findings.n; i++) finding_json(&j, &r->findings.v[i]);
+    jw_end(&j);
+    jw_key(&j, "suppressed");
+    jw_arr(&j);
+    for (size_t i = 0; i < r->suppressed.n; i++) finding_json(&j, &r->suppressed.v[i]);
+    jw_end(&j);
+    jw_key(&j, "summary");
+    jw_obj(&j);
+    jw_key(&j, "errors");
+    jw_int(&j, (int64_t)diag_count(&r->findings, SEV_ERROR));
+    jw_key(&j, "warnings");
+    jw_int(&j, (int64_t)diag_count(&r->findings, SEV_WARNING));
+    jw_key(&j, "notes");
+    jw_int(&j, (int64_t)diag_count(&r->findings, SEV_NOTE));
+    jw_key(&j, "suppressed");
+    jw_int(&j, (int64_t)r->suppressed.n);
+    jw_end(&j);
+    jw_end(&j);
+    buf_addc(out, '\n');
+}
+
+/* A file name as a SARIF artifact URI: relative names stay relative (code
+ * scanning resolves them against the checkout), absolute ones become
+ * file:// URIs; every byte outside the unreserved set is percent-encoded. */
+static void sarif_uri(buf_t *out, const char *name)
+{
+    if (name[0] == '/') buf_adds(out, "file://");
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("-._~/", *p))
+            buf_addc(out, (char)*p);
+        else
+            buf_printf(out, "%%%02X", *p);
+    }
+}
+
+static const char *sarif_level(severity_t s)
+{
+    return s == SEV_ERROR ? "error" : s == SEV_WARNING ? "warning" : "note";
+}
+
+static void sarif_rules(jw_t *j)
+{
+    jw_arr(j);
+    for (size_t i = 0; diag_table[i].id; i++) {
+        const diag_info_t *d = &diag_table[i];
+        jw_obj(j);
+        jw_key(j, "id");
+        jw_str(j, d->id);
+        jw_key(j, "name");
+        jw_str(j, d->id);
+        jw_key(j, "shortDescription");
+        jw_obj(j);
+        jw_key(j, "text");
+        jw_str(j, d->summary);
+        jw_end(j);
+        jw_key(j, "help");
+        jw_obj(j);
+        buf_t h = BUF_INIT;
+        buf_printf(&h, "%s. See %s.", d->summary, d->anchor);
+        jw_key(j, "text");
+        jw_str(j, buf_cstr(&h));
+        buf_free(&h);
+        jw_end(j);
+        jw_key(j, "defaultConfiguration");
+        jw_obj(j);
+        jw_key(j, "level");
+        jw_str(j, sarif_level(d->sev));
+        jw_end(j);
+        jw_key(j, "properties");
+        jw_obj(j);
+        jw_key(j, "tags");
+        jw_arr(j);
+        jw_str(j, "security");
+        jw_str(j, d->config_error ? "config-error" : "lint");
+        jw_end(j);
+        jw_end(j);
+        jw_end(j);
+    }
+    jw_end(j);
+}
+
+static void sarif_result(jw_t *j, const diag_t *d, bool suppressed)
+{
+    jw_obj(j);
+    jw_key(j, "ruleId");
+    jw_str(j, d->id);
+    long idx = diag_index(d->id);
+    if (idx >= 0) {
+        jw_key(j, "ruleIndex");
+        jw_int(j, idx);
+    }
+    jw_key(j, "level");
+    jw_str(j, sarif_level(d->sev));
+    jw_key(j, "message");
+    jw_obj(j);
+    jw_key(j, "text");
+    jw_str(j, d->msg);
+    jw_end(j);
+    jw_key(j, "locations");
+    jw_arr(j);
+    if (d->src) {
+        srcpos_t s = source_pos(d->src, d->span.start), e = source_pos(d->src, d->span.end);
+        if (e.line < s.line || (e.line == s.line && e.col <= s.col)) e = (srcpos_t){s.line, s.col + 1};
+        jw_obj(j);
+        jw_key(j, "physicalLocation");
+        jw_obj(j);
+        jw_key(j, "artifactLocation");
+        jw_obj(j);
+        buf_t uri = BUF_INIT;
+        sarif_uri(&uri, d->src->name);
+        jw_key(j, "uri");
+        jw_str(j, buf_cstr(&uri));
+        buf_free(&uri);
+        jw_key(j, "index");
+        jw_int(j, 0);
+        jw_end(j);
+        jw_key(j, "region");
+        jw_obj(j);
+        jw_key(j, "startLine");
+        jw_int(j, s.line);
+        jw_key(j, "startColumn");
+        jw_int(j, s.col);
+        jw_key(j, "endLine");
+        jw_int(j, e.line);
+        jw_key(j, "endColumn");
+        jw_int(j, e.col);
+        jw_end(j);
+        jw_end(j);
+        jw_end(j);
+    }
+    jw_end(j);
+    if (suppressed) {
+        jw_key(j, "suppressions");
+        jw_arr(j);
+        jw_obj(j);
+        jw_key(j, "kind");
+        jw_str(j, "inSource");
+        jw_key(j, "justification");
+        jw_str(j, "# drun-policy: allow comment");
+        jw_end(j);
+        jw_end(j);
+    }
+    jw_end(j);
+}
+
+void lint_render_sarif(const lint_report_t *r, buf_t *out)
+{
+    jw_t j;
+    jw_init(&j, out, true);
+    jw_obj(&j);
+    jw_key(&j, "$schema");
+    jw_str(&j, "https://json.schemastore.org/sarif-2.1.0.json");
+    jw_key(&j, "version");
+    jw_str(&j, "2.1.0");
+    jw_key(&j, "runs");
+    jw_arr(&j);
+    jw_obj(&j);
+    jw_key(&j, "tool");
+    jw_obj(&j);
+    jw_key(&j, "driver");
+    jw_obj(&j);
+    jw_key(&j, "name");
+    jw_str(&j, "drun-policy");
+    jw_key(&j, "version");
+    jw_str(&j, DRUN_VERSION);
+    jw_key(&j, "semanticVersion");
+    jw_str(&j, DRUN_VERSION);
+    jw_key(&j, "rules");
+    sarif_rules(&j);
+    jw_end(&j);
+    jw_end(&j);
+    jw_key(&j, "columnKind");
+    jw_str(&j, "unicodeCodePoints");
+    jw_key(&j, "artifacts");
+    jw_arr(&j);
+    if (r->src) {
+        jw_obj(&j);
+        jw_key(&j, "location");
+        jw_obj(&j);
+        buf_t uri = BUF_INIT;
+        sarif_uri(&uri, r->src->name);
+        jw_key(&j, "uri");
+        jw_str(&j, buf_cstr(&uri));
+        buf_free(&uri);
+        jw_end(&j);
+        jw_end(&j);
+    }
+    jw_end(&j);
+    jw_key(&j, "results");
+    jw_arr(&j);
+    for (size_t i = 0; i < r->findings.n; i++) sarif_result(&j, &r->findings.v[i], false);
+    for (size_t i = 0; i < r->suppressed.n; i++) sarif_result(&j, &r->suppressed.v[i], true);
+    jw_end(&j);
+    jw_end(&j);
+    jw_end(&j);
+    jw_end(&j);
+    buf_addc(out, '\n');
+}
+
+void lint_render_rules(buf_t *out, bool json)
+{
+    if (!json) {
+        for (size_t i = 0; diag_table[i].id; i++)
+            buf_printf(out, "%-38s %-8s %s%s\n", diag_table[i].id, severity_name(diag_table[i].sev),
+                       diag_table[i].config_error ? "(config error) " : "", diag_table[i].summary);
+        return;
+    }
+    jw_t j;
+    jw_init(&j, out, true);
+    jw_arr(&j);
+    for (size_t i = 0; diag_table[i].id; i++) {
+        jw_obj(&j);
+        jw_key(&j, "id");
+        jw_str(&j, diag_table[i].id);
+        jw_key(&j, "severity");
+        jw_str(&j, severity_name(diag_table[i].sev));
+        jw_key(&j, "config_error");
+        jw_bool(&j, diag_table[i].config_error);
+        jw_key(&j, "summary");
+        jw_str(&j, diag_table[i].summary);
+        jw_key(&j, "doc");
+        jw_str(&j, diag_table[i].anchor);
+        jw_end(&j);
+    }
+    jw_end(&j);
+    buf_addc(out, '\n');
 }

@@ -19,9 +19,13 @@
 #include "buf.h"
 #include "source.h"
 
+struct facts;
+
 typedef struct lint_opts {
     const char *facts_files[2]; /* --facts files (each names its target); NULL: probe this
                                    host for Linux, the built-in macOS facts for macOS */
+    struct facts *facts[2];     /* or facts already loaded, indexed by target_t (borrowed;
+                                   NULL entries: facts_files, then the probe) */
 } lint_opts_t;
 
 typedef struct lint_report {

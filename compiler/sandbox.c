@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,13 +39,25 @@ struct sandbox {
     resolved_t *res;
     buf_t seccomp;         /* the program bwrap loads */
     char *bwrap_bin;       /* absolute path of bwrap */
-    char *prlimit_bin;     /* absolute path of prlimit inside the sandbox, or NULL */
+    char *shim[4];         /* runs before the command inside: prlimit --nproc (or
+                              env as root), which also gives 126/127 like a shell */
 };
 
 struct sbx_residue {
     VEC(char *) paths; /* placeholders to remove after the run */
     int status_fd;     /* read end of bwrap's --json-status-fd, or -1 */
+    char *devdir;      /* private device nodes of a root run, removed after it */
 };
+
+/* fds in the bwrap child: 3 the options, 4 seccomp, 5 the status report,
+ * 6.. one per ${EMPTY_FD} of the plan (all the same empty file) */
+#define FIRST_EMPTY_FD 6
+
+/* The device nodes bwrap's --dev binds from the host. */
+static const struct {
+    const char *name;
+    unsigned maj, min;
+} dev_nodes[] = {{"null", 1, 3}, {"zero", 1, 5}, {"full", 1, 7}, {"random", 1, 8}, {"urandom", 1, 9}, {"tty", 5, 0}};
 
 /* Finds an executable in $PATH (or the usual places when PATH is unset). */
 static char *find_exec(const char *name)
@@ -70,10 +83,19 @@ static bool finish_new(sandbox_t *s, char **err)
         *err = xstrdup("bubblewrap (bwrap) is not installed: apt-get install bubblewrap");
         return false;
     }
-    /* RLIMIT_NPROC is set inside the user namespace by prlimit (see
-     * sandbox_spawn). The kernel never applies it to a real uid 0, so as root
-     * the extra exec would buy nothing. */
-    if (geteuid() != 0 && access("/usr/bin/prlimit", X_OK) == 0) s->prlimit_bin = xstrdup("/usr/bin/prlimit");
+    /* The command starts through a shim: prlimit sets RLIMIT_NPROC inside the
+     * user namespace (set outside, it would count all of the caller's
+     * processes); as root, where the kernel does not apply NPROC, env. Both
+     * exit 127/126 like a shell when the command cannot be run, which bwrap
+     * itself reports only as 1. */
+    if (geteuid() != 0 && access("/usr/bin/prlimit", X_OK) == 0) {
+        s->shim[0] = xstrdup("/usr/bin/prlimit");
+        s->shim[1] = xasprintf("--nproc=%lld", (long long)policy_get(s->pol, S_MAX_PROCESSES));
+        s->shim[2] = xstrdup("--");
+    } else if (access("/usr/bin/env", X_OK) == 0) {
+        s->shim[0] = xstrdup("/usr/bin/env");
+        s->shim[1] = xstrdup("--");
+    }
     return true;
 }
 
@@ -215,7 +237,7 @@ void sandbox_free(sandbox_t *s)
     policy_free(s->owned_pol);
     buf_free(&s->seccomp);
     free(s->bwrap_bin);
-    free(s->prlimit_bin);
+    for (int i = 0; i < 4; i++) free(s->shim[i]);
     free(s);
 }
 
@@ -265,7 +287,7 @@ char **sandbox_argv(const sandbox_t *s, const sbx_exec_t *x, size_t *argc, char 
     if (!b) return NULL;
     strvec_t v = {0};
     vec_push(&v, xstrdup(s->bwrap_bin));
-    bwrap_argv(b, &roots, x->host_env ? x->host_env : environ, &v);
+    bwrap_argv(b, &roots, x->host_env ? x->host_env : environ, FIRST_EMPTY_FD, &v, NULL);
     bwrap_free(b);
     *argc = v.n;
     vec_push(&v, (char *)NULL);
@@ -303,13 +325,22 @@ static int data_fd(const char *name, const void *data, size_t len)
 static void set_limit(int res, rlim_t v)
 {
     struct rlimit rl = {v, v};
+    if (setrlimit(res, &rl) == 0) return;
+    /* Above the caller's hard limit (raising it needs CAP_SYS_RESOURCE): the
+     * most the caller may give, never more than the policy's, rather than
+     * silently keeping the caller's soft limit. */
+    struct rlimit cur;
+    if (getrlimit(res, &cur) != 0) return;
+    if (cur.rlim_max != RLIM_INFINITY && cur.rlim_max < v) rl.rlim_cur = rl.rlim_max = cur.rlim_max;
     setrlimit(res, &rl);
 }
 
 /* In the child: only async-signal-safe calls from here to exec. */
-static void child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd, int jfd, char **argv)
+static void child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd, int jfd, int efd, int n_empty,
+                  char **argv)
 {
     int a = fcntl(afd, F_DUPFD, 64), f = fcntl(sfd, F_DUPFD, 64), j = fcntl(jfd, F_DUPFD, 64);
+    int e = efd >= 0 ? fcntl(efd, F_DUPFD, 64) : -1;
     int fds[3] = {x->fd_in, x->fd_out, x->fd_err};
     for (int i = 0; i < 3; i++) {
         int src = fds[i] >= 0 ? fds[i] : open("/dev/null", O_RDWR);
@@ -318,8 +349,9 @@ static void child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd, int
     dup2(a, 3);
     dup2(f, 4);
     dup2(j, 5);
+    for (int i = 0; i < n_empty; i++) dup2(e, FIRST_EMPTY_FD + i);
     /* nothing of the caller's (sockets, other sessions' pipes) crosses over */
-    syscall(SYS_close_range, 6U, ~0U, 0U);
+    syscall(SYS_close_range, (unsigned)(FIRST_EMPTY_FD + n_empty), ~0U, 0U);
     if (x->new_pgrp) setpgid(0, 0);
     signal(SIGPIPE, SIG_DFL);
     const policy_t *p = s->pol;
@@ -329,10 +361,57 @@ static void child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd, int
     set_limit(RLIMIT_NOFILE, (rlim_t)policy_get(p, S_MAX_OPEN_FILES));
     /* As root the limit is visible inside (ulimit -u) though the kernel does
      * not apply it to uid 0; otherwise prlimit sets it inside the namespace. */
-    if (!s->prlimit_bin && geteuid() == 0) set_limit(RLIMIT_NPROC, (rlim_t)policy_get(p, S_MAX_PROCESSES));
+    if (geteuid() == 0) set_limit(RLIMIT_NPROC, (rlim_t)policy_get(p, S_MAX_PROCESSES));
     char *envp[] = {NULL};
     execve(s->bwrap_bin, argv, envp);
     _exit(127);
+}
+
+/* As root, the sandbox uid maps to host uid 0, the owner of the device
+ * nodes bwrap's --dev binds from the host: the sandbox could chmod the
+ * host's /dev/null. Give it private nodes instead (mknod needs root, which is
+ * exactly when this is needed), in a directory the sandbox cannot see. */
+static char *private_dev_nodes(strvec_t *opts, char **err)
+{
+    const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    char *base = xdg && *xdg == '/' ? xasprintf("%s/drun", xdg)
+               : xasprintf("%s/.local/state/drun", home && *home == '/' ? home : "/root");
+    for (char *p = base + 1; *p; p++)
+        if (*p == '/') *p = '\0', mkdir(base, 0700), *p = '/';
+    mkdir(base, 0700);
+    char *dir = xasprintf("%s/dev-XXXXXX", base);
+    free(base);
+    if (!mkdtemp(dir)) {
+        *err = xasprintf("cannot create private device nodes: %s", strerror(errno));
+        free(dir);
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof dev_nodes / sizeof *dev_nodes; i++) {
+        char *node = xasprintf("%s/%s", dir, dev_nodes[i].name);
+        bool ok = mknod(node, S_IFCHR | 0666, makedev(dev_nodes[i].maj, dev_nodes[i].min)) == 0 && chmod(node, 0666) == 0;
+        if (ok) {
+            vec_push(opts, xstrdup("--dev-bind"));
+            vec_push(opts, node);
+            vec_push(opts, xasprintf("/dev/%s", dev_nodes[i].name));
+        } else {
+            *err = xasprintf("cannot create private device node %s: %s", node, strerror(errno));
+            free(node);
+            return dir; /* the caller removes what exists */
+        }
+    }
+    return dir;
+}
+
+static void remove_dev_nodes(char *dir)
+{
+    if (!dir) return;
+    for (size_t i = 0; i < sizeof dev_nodes / sizeof *dev_nodes; i++) {
+        char *node = xasprintf("%s/%s", dir, dev_nodes[i].name);
+        unlink(node);
+        free(node);
+    }
+    rmdir(dir);
+    free(dir);
 }
 
 int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_residue_t **residue, char **err)
@@ -344,67 +423,64 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
     bwrap_t *b = plan_run(s, x, &roots, ws, sc, err);
     if (!b) return -1;
     strvec_t opts = {0};
-    bwrap_argv(b, &roots, x->host_env ? x->host_env : environ, &opts);
+    int n_empty = 0;
+    bwrap_argv(b, &roots, x->host_env ? x->host_env : environ, FIRST_EMPTY_FD, &opts, &n_empty);
+    char *devdir = NULL;
+    if (geteuid() == 0) {
+        /* after --dev in effect: nothing else mounts under /dev */
+        devdir = private_dev_nodes(&opts, err);
+        if (*err) {
+            free_strvec(&opts);
+            remove_dev_nodes(devdir);
+            bwrap_free(b);
+            return -1;
+        }
+    }
     buf_t packed = BUF_INIT;
     for (size_t i = 0; i < opts.n; i++) buf_add(&packed, opts.v[i], strlen(opts.v[i]) + 1);
     free_strvec(&opts);
     int afd = data_fd("drun-bwrap-args", packed.p, packed.len);
     int sfd = data_fd("drun-seccomp", s->seccomp.p, s->seccomp.len);
+    int efd = n_empty ? data_fd("drun-empty", "", 0) : -1;
     buf_free(&packed);
-    if (afd < 0 || sfd < 0) {
+    int jp[2] = {-1, -1};
+    if (afd < 0 || sfd < 0 || (n_empty && efd < 0) || pipe2(jp, O_CLOEXEC) != 0) {
         *err = xasprintf("cannot pass the sandbox setup to bwrap: %s", strerror(errno));
-        if (afd >= 0) close(afd);
-        if (sfd >= 0) close(sfd);
+        int fds[] = {afd, sfd, efd, jp[0], jp[1]};
+        for (size_t i = 0; i < 5; i++)
+            if (fds[i] >= 0) close(fds[i]);
+        remove_dev_nodes(devdir);
         bwrap_free(b);
         return -1;
     }
-    /* bwrap --args 3 --seccomp 4 -- [prlimit --nproc=N --] CMD ARGS... */
+    /* bwrap --args 3 --seccomp 4 --json-status-fd 5 -- SHIM... CMD ARGS... */
     strvec_t argv = {0};
-    vec_push(&argv, xstrdup("bwrap"));
-    vec_push(&argv, xstrdup("--args"));
-    vec_push(&argv, xstrdup("3"));
-    vec_push(&argv, xstrdup("--seccomp"));
-    vec_push(&argv, xstrdup("4"));
-    vec_push(&argv, xstrdup("--json-status-fd"));
-    vec_push(&argv, xstrdup("5"));
-    vec_push(&argv, xstrdup("--"));
-    if (s->prlimit_bin) {
-        /* RLIMIT_NPROC is set inside the user namespace, where it counts the
-         * sandbox's processes only (set outside, it would count all of the
-         * caller's). The kernel exempts a real uid 0, see docs/security.md. */
-        vec_push(&argv, xstrdup(s->prlimit_bin));
-        vec_push(&argv, xasprintf("--nproc=%lld", (long long)policy_get(s->pol, S_MAX_PROCESSES)));
-        vec_push(&argv, xstrdup("--"));
-    }
+    const char *head[] = {"bwrap", "--args", "3", "--seccomp", "4", "--json-status-fd", "5", "--"};
+    for (size_t i = 0; i < sizeof head / sizeof *head; i++) vec_push(&argv, xstrdup(head[i]));
+    for (int i = 0; i < 4 && s->shim[i]; i++) vec_push(&argv, xstrdup(s->shim[i]));
     for (char *const *c = x->argv; *c; c++) vec_push(&argv, xstrdup(*c));
     vec_push(&argv, (char *)NULL);
 
-    int jp[2];
-    if (pipe2(jp, O_CLOEXEC) != 0) {
-        *err = xasprintf("pipe: %s", strerror(errno));
-        close(afd);
-        close(sfd);
-        free_strvec(&argv);
-        bwrap_free(b);
-        return -1;
-    }
     pid_t child_pid = fork();
-    if (child_pid == 0) child(s, x, afd, sfd, jp[1], argv.v);
+    if (child_pid == 0) child(s, x, afd, sfd, jp[1], efd, n_empty, argv.v);
     int saved = errno;
     close(afd);
     close(sfd);
+    if (efd >= 0) close(efd);
     close(jp[1]);
     argv.n--; /* the NULL */
     free_strvec(&argv);
     if (child_pid < 0) {
         *err = xasprintf("fork: %s", strerror(saved));
         close(jp[0]);
+        remove_dev_nodes(devdir);
         bwrap_free(b);
         return -1;
     }
     if (x->new_pgrp) setpgid(child_pid, child_pid); /* no race with the child's own call */
     sbx_residue_t *r = xcalloc(1, sizeof *r);
     r->status_fd = jp[0];
+    r->devdir = devdir;
     for (size_t i = 0; i < b->residue.n; i++) vec_push(&r->paths, xstrdup(b->residue.v[i]));
     bwrap_free(b);
     *pid = child_pid;
@@ -444,6 +520,7 @@ void sandbox_cleanup(sbx_residue_t *r)
 {
     if (!r) return;
     if (r->status_fd >= 0) close(r->status_fd);
+    remove_dev_nodes(r->devdir);
     /* deepest first; only what is still an empty directory or empty file */
     for (size_t i = r->paths.n; i-- > 0;) {
         struct stat st;

@@ -59,7 +59,11 @@ const char *glob_to_regex(const char *pattern, bool below, arena_t *a)
         for (const char *q = st; q < s; q++) {
             if (*q == '\\' && q + 1 < s && (q[1] == '*' || q[1] == '?')) regex_literal(&b, *++q);
             else if (*q == '*') buf_adds(&b, "[^/]*");
-            else if (*q == '?') buf_adds(&b, "[^/]");
+            /* '?' is one character: one byte, or one multi-byte UTF-8 sequence.
+             * With ASCII-only syntax (no raw bytes in the profile) a sequence is
+             * 2-4 bytes outside printable ASCII; that can also take two short
+             * non-ASCII characters, which errs on the side of denying. */
+            else if (*q == '?') buf_adds(&b, "([^/]|[^/ -~]{2,4})");
             else regex_literal(&b, *q);
         }
     }

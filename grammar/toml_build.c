@@ -245,7 +245,10 @@ static toml_value *walk_dotted(toml_parser *ctx, toml_value *t, toml_keypath k)
         }
         /* A table so far only implied by a [a.b.c] header becomes the dotted
          * key's own: a later [a.b] header may no longer define it. */
-        if (x->flags & TF_IMPLICIT) x->flags = TF_DOTTED;
+        if (x->flags & TF_IMPLICIT) {
+            x->flags = TF_DOTTED;
+            x->span = part(ctx, k, i)->span;
+        }
         t = x;
     }
     return t;

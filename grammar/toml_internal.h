@@ -39,7 +39,7 @@ enum {
 typedef struct toml_entry {
     const char *key;  /* NUL-terminated copy in the arena (may contain NULs) */
     uint32_t klen;    /* bytes in key */
-    uint32_t hash;    /* of key, kept for rehashing */
+    uint32_t hash;    /* of key, kept for rebuilding the index */
     span_t kspan;     /* the key as written (last part of a dotted key) */
     toml_value *val;  /* the value */
 } toml_entry;
@@ -78,7 +78,6 @@ struct toml_doc {
     arena_t arena;    /* owns every node and string */
     source_t *src;    /* borrowed */
     toml_value *root; /* the root table */
-    uint64_t seed;    /* hash seed, per document */
 };
 
 /* One key part as parsed: its bytes and where it was written. */
@@ -148,6 +147,9 @@ void tp_key_part(toml_parser *ctx, int kind, span_t tok);
 toml_keypath tp_key_first(toml_parser *ctx);
 void tp_key_next(toml_parser *ctx, toml_keypath *k);
 
+/* A line of the document: "k = v" into the current section; [k] and [[k]]
+ * (open and close are the brackets) start a new section. Each checks TOML's
+ * definition rules and nesting limit, and pops k off the key stack. */
 void tp_keyval(toml_parser *ctx, toml_keypath k, toml_value *v);
 void tp_table(toml_parser *ctx, toml_keypath k, span_t open, span_t close);
 void tp_array_table(toml_parser *ctx, toml_keypath k, span_t open, span_t close);
@@ -157,17 +159,23 @@ void tp_array_table(toml_parser *ctx, toml_keypath k, span_t open, span_t close)
 uint32_t tp_array_first(toml_parser *ctx, toml_value *v);
 void tp_array_next(toml_parser *ctx, toml_value *v);
 toml_value *tp_array_close(toml_parser *ctx, uint32_t first, span_t open, span_t close);
+/* An inline table is built entry by entry (tab NULL: the first one creates
+ * it), then closed for good; a trailing comma before } is TOML 1.1 only. */
 toml_value *tp_inline_put(toml_parser *ctx, toml_value *tab, toml_keypath k, toml_value *v);
 toml_value *tp_inline_close(toml_parser *ctx, toml_value *tab, span_t open, span_t close);
 toml_value *tp_inline_trailing(toml_parser *ctx, toml_value *tab, span_t open, span_t comma,
                                span_t close);
 
+/* Scalar values from their tokens; NULL with the error set when the token's
+ * meaning is wrong (bad escape, out of range). */
 toml_value *tp_string(toml_parser *ctx, int kind, span_t tok);
 toml_value *tp_integer(toml_parser *ctx, span_t tok);
 toml_value *tp_float(toml_parser *ctx, span_t tok);
 toml_value *tp_bool(toml_parser *ctx, span_t tok);
 toml_value *tp_datetime(toml_parser *ctx, span_t tok);
 
+/* lemon's %syntax_error and %stack_overflow (toml_diag.c): a located
+ * "expected X, found Y" from the token and the parse position. */
 void tp_syntax_error(toml_parser *ctx, int kind, span_t tok);
 void tp_stack_overflow(toml_parser *ctx);
 

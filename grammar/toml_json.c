@@ -72,37 +72,46 @@ static void put_datetime(buf_t *out, toml_type t, const toml_datetime *dt)
     }
 }
 
-static const char *tag(toml_type t)
+/* The opening of a tagged scalar, {"type":"...","value":" , by type. */
+static const char *open_tag(toml_type t)
 {
-    return t == TOML_BOOL ? "bool" : toml_type_name(t);
+    switch (t) {
+    case TOML_STRING: return "{\"type\":\"string\",\"value\":";
+    case TOML_INTEGER: return "{\"type\":\"integer\",\"value\":\"";
+    case TOML_FLOAT: return "{\"type\":\"float\",\"value\":\"";
+    case TOML_BOOL: return "{\"type\":\"bool\",\"value\":\"";
+    case TOML_DATETIME: return "{\"type\":\"datetime\",\"value\":\"";
+    case TOML_DATETIME_LOCAL: return "{\"type\":\"datetime-local\",\"value\":\"";
+    case TOML_DATE_LOCAL: return "{\"type\":\"date-local\",\"value\":\"";
+    default: return "{\"type\":\"time-local\",\"value\":\"";
+    }
+}
+
+/* Decimal without printf: a tree holds many integers and printf is slow. */
+static void put_int(buf_t *out, int64_t i)
+{
+    char tmp[24], *p = tmp + sizeof tmp;
+    uint64_t u = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
+    do *--p = (char)('0' + u % 10); while (u /= 10);
+    if (i < 0) *--p = '-';
+    buf_add(out, p, (size_t)(tmp + sizeof tmp - p));
 }
 
 static void put_scalar(buf_t *out, const toml_value *v)
 {
     toml_type t = (toml_type)v->type;
-    buf_printf(out, "{\"type\":\"%s\",\"value\":", tag(t));
+    buf_adds(out, open_tag(t));
     switch (t) {
     case TOML_STRING:
-        put_string(out, v->u.s, v->n);
-        break;
-    case TOML_INTEGER:
-        buf_printf(out, "\"%lld\"", (long long)v->u.i);
-        break;
-    case TOML_FLOAT:
-        buf_addc(out, '"');
-        put_float(out, v->u.f);
-        buf_addc(out, '"');
-        break;
-    case TOML_BOOL:
-        buf_adds(out, v->u.b ? "\"true\"" : "\"false\"");
-        break;
-    default:
-        buf_addc(out, '"');
-        put_datetime(out, t, v->u.dt);
-        buf_addc(out, '"');
-        break;
+        put_string(out, v->u.s, v->n); /* brings its own quotes */
+        buf_addc(out, '}');
+        return;
+    case TOML_INTEGER: put_int(out, v->u.i); break;
+    case TOML_FLOAT: put_float(out, v->u.f); break;
+    case TOML_BOOL: buf_adds(out, v->u.b ? "true" : "false"); break;
+    default: put_datetime(out, t, v->u.dt); break;
     }
-    buf_addc(out, '}');
+    buf_adds(out, "\"}");
 }
 
 /* Recursion depth is bounded by TOML_MAX_DEPTH: the parser refuses deeper

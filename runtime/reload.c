@@ -79,14 +79,15 @@ static bool key_eq(const fkey_t *a, const fkey_t *b)
            a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
 }
 
-/* Milliseconds since the file was last modified (large when it is missing). */
-static int64_t age_ms(const fkey_t *k)
+static int64_t mono_ms(void) { return (int64_t)(mono_ns() / 1000000u); }
+
+static void sleep_ms(int64_t ms)
 {
-    if (k->err)
-        return INT64_MAX;
-    int64_t m = (int64_t)k->mtime.tv_sec * 1000 + k->mtime.tv_nsec / 1000000;
-    int64_t c = (int64_t)k->ctime.tv_sec * 1000 + k->ctime.tv_nsec / 1000000;
-    return wall_ms() - (m > c ? m : c);
+    if (ms <= 0)
+        return;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
 }
 
 const char *reload_mode_name(reload_mode_t m)
@@ -210,23 +211,34 @@ fail:
     return NULL;
 }
 
+/* Waits until the file's key stays the same for RELOAD_SETTLE_MS of our own
+ * clock (file timestamps are not used for this: on a loaded VM the kernel's
+ * coarse clock can lag by 100 ms and more, so a file truncated just now may
+ * look old). Returns false when it keeps changing past RELOAD_SETTLE_MAX_MS. */
+static bool settle(reloader_t *r, fkey_t *k)
+{
+    int64_t start = mono_ms(), since = start;
+    for (;;) {
+        sleep_ms(since + RELOAD_SETTLE_MS - mono_ms());
+        fkey_t now;
+        key_of(r->watched, &now);
+        if (key_eq(&now, k))
+            return true;
+        *k = now;
+        since = mono_ms();
+        if (since - start >= RELOAD_SETTLE_MAX_MS)
+            return false;
+    }
+}
+
 /* Brings the policy up to date with the file whose key is k (compile_mu
- * held). Waits for a file that was modified just now to settle, and repeats a
- * read that the file changed under. */
+ * held): waits for the file to settle, compiles it, and repeats a read that
+ * the file changed under. */
 static void refresh(reloader_t *r, fkey_t k)
 {
-    int64_t waited = 0;
     for (int attempt = 0; attempt < 8; attempt++) {
-        int64_t age = age_ms(&k);
-        if (age >= 0 && age < RELOAD_SETTLE_MS && waited < 10 * RELOAD_SETTLE_MS) {
-            int64_t ms = RELOAD_SETTLE_MS - age;
-            struct timespec ts = {0, (long)ms * 1000000L};
-            nanosleep(&ts, NULL);
-            waited += ms;
-            key_of(r->watched, &k);
-            attempt--; /* settling is not a failed read */
-            continue;
-        }
+        if (!settle(r, &k))
+            break; /* never compile an unsettled file, however long it churns */
         char *error = NULL;
         lpolicy_t *lp = compile_once(r, &error);
         fkey_t after;
@@ -273,16 +285,12 @@ static void refresh(reloader_t *r, fkey_t k)
                      error);
         return;
     }
-    /* The file kept changing under every read: keep what is in force and
-     * leave seen invalid, so the next call tries again. */
+    /* The file kept changing: keep what is in force (a version that was
+     * whole) and leave seen invalid, so the next call looks again. */
     pthread_mutex_lock(&r->mu);
-    free(r->error);
-    r->error = xasprintf("%s: error: the config kept changing while it was being read; "
-                         "the last good policy stays in force until it settles",
-                         r->watched);
-    r->error_ms = wall_ms();
     r->seen_valid = false;
     pthread_mutex_unlock(&r->mu);
+    log_warn("%s keeps changing; the policy in force stays until it settles", r->watched);
 }
 
 static char *default_watch(void)

@@ -12,11 +12,23 @@
  * Half-written files. A rename-writer replaces the file atomically; an
  * in-place writer truncates and writes, so a reader can catch a prefix of
  * the new text — possibly a valid TOML file that lacks the rules further
- * down. Two guards: a file modified less than RELOAD_SETTLE_MS ago is given
- * that long to settle before it is read, and the file is stat'ed again after
- * the compile; if anything changed meanwhile the result is discarded and the
- * read is repeated. A parse error caused by a half-written file just keeps
- * the last good policy, and the next call, seeing the new mtime, re-checks.
+ * down. Two guards: a changed file is read only once its key has stayed the
+ * same for RELOAD_SETTLE_MS of our own monotonic clock (not judged by its
+ * timestamps: on a loaded VM the kernel's coarse clock lags by 100 ms and
+ * more, so a file truncated this instant can carry an old mtime), and the
+ * file is stat'ed again after the compile; if anything changed meanwhile the
+ * result is discarded and the wait starts over. So the policy served is
+ * always a text the file held, unchanged, for at least RELOAD_SETTLE_MS: a
+ * writer that pauses longer than that in the middle of a file has, for that
+ * long, published the prefix. A parse error caused by a half-written file
+ * just keeps the last good policy, and the next call re-checks. The price:
+ * the first call after an edit waits RELOAD_SETTLE_MS.
+ *
+ * Same-size rewrites: the key includes ctime to the nanosecond. Since Linux
+ * 6.13 (multigrain timestamps) a change made after the ctime was queried —
+ * and it is queried on every call — gets a new, fine-grained ctime, so no
+ * rewrite goes unseen; on older kernels two writes within one timer tick of
+ * each other could share a key.
  *
  * Locking: `mu` guards the current policy, the last-seen file key, the
  * error text and the counters (held for a few instructions); `compile_mu`
@@ -35,7 +47,10 @@
 #include "policy.h"
 #include "sandbox.h"
 
-#define RELOAD_SETTLE_MS 20
+#define RELOAD_SETTLE_MS 50
+/* How long one call waits for a churning file before it goes on under the
+ * policy in force (and the next call looks again). */
+#define RELOAD_SETTLE_MAX_MS 1000
 
 typedef struct lpolicy {
     atomic_int refs;          /* holders; freed at 0 */

@@ -91,6 +91,7 @@ bool rt_utf8_sanitize(const char *s, size_t n, buf_t *out)
     bool exact = true;
     size_t i = 0, run = 0; /* run: start of the pending valid stretch */
     buf_reserve(out, n);
+    buf_add(out, "", 0); /* terminated even when s is empty */
     while (i < n) {
         size_t k = p[i] == 0 ? 0 : seq_len(p + i, n - i);
         if (k) {
@@ -127,6 +128,7 @@ void rt_base64_encode(const void *p, size_t n, buf_t *out)
 {
     const unsigned char *s = p;
     buf_reserve(out, (n + 2) / 3 * 4);
+    buf_add(out, "", 0);
     size_t i = 0;
     for (; i + 3 <= n; i += 3) {
         uint32_t v = (uint32_t)s[i] << 16 | (uint32_t)s[i + 1] << 8 | s[i + 2];
@@ -161,15 +163,16 @@ static int b64_val(unsigned char c)
 
 bool rt_base64_decode(const char *s, size_t n, buf_t *out)
 {
-    /* Strip up to two '=' of padding; then the length must be a whole number
-     * of 4-char groups plus 0, 2 or 3 chars. */
-    if (n % 4 == 0 && n >= 1 && s[n - 1] == '=')
+    /* Padding: none, or exactly what completes the last 4-char group. */
+    if (n % 4 == 0 && n >= 1 && s[n - 1] == '=') {
         n--;
-    if (n % 4 == 3 && s[n - 1] == '=')
-        n--;
+        if (s[n - 1] == '=')
+            n--;
+    }
     if (n % 4 == 1)
         return false;
     buf_reserve(out, n / 4 * 3 + 3);
+    buf_add(out, "", 0); /* terminated even when nothing is decoded */
     uint32_t acc = 0;
     int bits = 0;
     for (size_t i = 0; i < n; i++) {

@@ -96,7 +96,7 @@ static void add_stream(cJSON *o, const char *name, buf_t *b, uint64_t total, boo
     bool truncated = total > b->len;
     if (truncated)
         keep = rt_utf8_clean_cut(b->p, b->len); /* a cut mid-character is not an error */
-    *exact = json_add_bytes(o, name, b->p ? b->p : "", keep);
+    *exact = tc_json_bytes(o, name, b->p ? b->p : "", keep);
     char key[48];
     snprintf(key, sizeof key, "%s_bytes", name);
     cJSON_AddNumberToObject(o, key, (double)total);
@@ -135,7 +135,7 @@ static void signal_name(int sig, char out[32])
 
 static void run_bash(tool_call_t *tc, const cJSON *args)
 {
-    const char *cmd = arg_str(args, "command", "");
+    const char *cmd = tc_arg_str(args, "command", "");
     size_t len = strlen(cmd);
     if (tc->srv->no_spawn || !tc->lp->sbx) {
         tc_fail(tc, "session_bash is disabled in this server (built without a sandbox).");
@@ -148,7 +148,7 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
         return;
 
     int64_t limit = tc_setting(tc, S_BASH_TIMEOUT_MS);
-    int64_t timeout = arg_int(args, "timeout_ms", limit);
+    int64_t timeout = tc_arg_int(args, "timeout_ms", limit);
     bool lowered = timeout > limit;
     if (lowered)
         timeout = limit;

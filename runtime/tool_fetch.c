@@ -35,9 +35,12 @@ static bool host_allowed(void *ctx, const char *host, char **why)
 {
     fetch_ctx_t *f = ctx;
     const policy_t *p = f->tc->lp->pol;
-    for (size_t i = 0; i < p->domains.n; i++)
-        if (domain_match(p->domains.v[i].pattern, p->domains.v[i].kind, host))
+    for (size_t i = 0; i < p->domains.n; i++) {
+        /* host arrives normalised by the fetch engine (domain.h normal form). */
+        domain_entry_t e = {p->domains.v[i].kind, (char *)p->domains.v[i].pattern};
+        if (domain_match(&e, host))
             return true;
+    }
     buf_t b = BUF_INIT;
     buf_printf(&b, "host %s is not in domain_allowlist (", host);
     if (!p->domains.n)
@@ -66,9 +69,9 @@ static bool fetch_progress(void *ctx, long long bytes)
 
 static void run_fetch(tool_call_t *tc, const cJSON *args)
 {
-    const char *url = arg_str(args, "url", "");
-    const char *save_as = arg_str(args, "save_as", "");
-    bool overwrite = arg_bool(args, "overwrite", false);
+    const char *url = tc_arg_str(args, "url", "");
+    const char *save_as = tc_arg_str(args, "save_as", "");
+    bool overwrite = tc_arg_bool(args, "overwrite", false);
     if (tc->srv->no_spawn) {
         tc_fail(tc, "session_fetch is disabled in this server.");
         return;
@@ -179,14 +182,14 @@ static void run_fetch(tool_call_t *tc, const cJSON *args)
 
     cJSON *o = tc->out;
     cJSON_AddStringToObject(o, "session_id", s->id);
-    json_add_bytes(o, "url", url, strlen(url));
+    tc_json_bytes(o, "url", url, strlen(url));
     if (res.final_url)
-        json_add_bytes(o, "final_url", res.final_url, strlen(res.final_url));
+        tc_json_bytes(o, "final_url", res.final_url, strlen(res.final_url));
     cJSON_AddNumberToObject(o, "status", res.http_status);
     if (res.content_type)
-        json_add_bytes(o, "content_type", res.content_type, strlen(res.content_type));
+        tc_json_bytes(o, "content_type", res.content_type, strlen(res.content_type));
     cJSON_AddNumberToObject(o, "bytes", (double)res.bytes);
-    json_add_bytes(o, "path", rel.p, rel.len);
+    tc_json_bytes(o, "path", rel.p, rel.len);
     cJSON_AddNumberToObject(o, "redirects", res.redirects);
     buf_printf(&tc->text, "Fetched %s: HTTP %d, %lld bytes%s%s, saved to %s", res.final_url ? res.final_url : url,
                res.http_status, res.bytes, res.content_type ? " of " : "",

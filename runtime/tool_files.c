@@ -62,7 +62,7 @@ static void fail_open(tool_call_t *tc, const char *path, int err)
 static bool get_path(tool_call_t *tc, const cJSON *args, bool allow_root, buf_t *rel)
 {
     const char *why = NULL;
-    const char *path = arg_str(args, "path", "");
+    const char *path = tc_arg_str(args, "path", "");
     if (!beneath_normalize(path, rel, &why)) {
         tc_fail(tc, "Invalid path \"%s\": %s.", path, why);
         return false;
@@ -128,9 +128,9 @@ static bool atomic_write(int parentfd, const char *name, const char *data, size_
 static void run_write(tool_call_t *tc, const cJSON *args)
 {
     buf_t rel = BUF_INIT, data = BUF_INIT;
-    const char *content = arg_str(args, "content", "");
-    const char *enc = arg_str(args, "encoding", "utf-8");
-    bool overwrite = arg_bool(args, "overwrite", true);
+    const char *content = tc_arg_str(args, "content", "");
+    const char *enc = tc_arg_str(args, "encoding", "utf-8");
+    bool overwrite = tc_arg_bool(args, "overwrite", true);
     if (!get_path(tc, args, false, &rel))
         goto out;
     if (!strcmp(enc, "base64")) {
@@ -202,7 +202,7 @@ static void run_write(tool_call_t *tc, const cJSON *args)
         goto unlock;
     }
     cJSON_AddStringToObject(tc->out, "session_id", s->id);
-    json_add_bytes(tc->out, "path", rel.p, rel.len);
+    tc_json_bytes(tc->out, "path", rel.p, rel.len);
     cJSON_AddNumberToObject(tc->out, "bytes", (double)data.len);
     cJSON_AddBoolToObject(tc->out, "created", !exists);
     cJSON_AddNumberToObject(tc->out, "workspace_bytes", (double)after);
@@ -273,8 +273,8 @@ static void run_read(tool_call_t *tc, const cJSON *args)
                 rel.p);
         goto close;
     }
-    uint64_t offset = (uint64_t)arg_int(args, "offset", 0);
-    size_t max = (size_t)arg_int(args, "max_bytes", READ_DEFAULT);
+    uint64_t offset = (uint64_t)tc_arg_int(args, "offset", 0);
+    size_t max = (size_t)tc_arg_int(args, "max_bytes", READ_DEFAULT);
     buf_reserve(&data, max);
     while (data.len < max) {
         ssize_t n = pread(fd, data.p + data.len, max - data.len, (off_t)(offset + data.len));
@@ -290,7 +290,7 @@ static void run_read(tool_call_t *tc, const cJSON *args)
     }
     uint64_t size = (uint64_t)st.st_size;
     bool more = offset + data.len < size;
-    const char *want = arg_str(args, "encoding", "auto");
+    const char *want = tc_arg_str(args, "encoding", "auto");
     size_t n = data.len;
     if (more && strcmp(want, "base64"))
         n = rt_utf8_clean_cut(data.p, data.len); /* do not split a character */
@@ -300,13 +300,13 @@ static void run_read(tool_call_t *tc, const cJSON *args)
     more = offset + n < size;
 
     cJSON_AddStringToObject(tc->out, "session_id", s->id);
-    json_add_bytes(tc->out, "path", rel.p, rel.len);
+    tc_json_bytes(tc->out, "path", rel.p, rel.len);
     cJSON_AddNumberToObject(tc->out, "size", (double)size);
     cJSON_AddNumberToObject(tc->out, "offset", (double)offset);
     cJSON_AddNumberToObject(tc->out, "bytes", (double)n);
     cJSON_AddBoolToObject(tc->out, "truncated", more);
     if (text) {
-        bool exact = json_add_bytes(tc->out, "content", data.p, n);
+        bool exact = tc_json_bytes(tc->out, "content", data.p, n);
         cJSON_AddStringToObject(tc->out, "encoding", "utf-8");
         cJSON_AddBoolToObject(tc->out, "exact", exact);
         buf_printf(&tc->text, "%s: %llu bytes from offset %llu of %llu%s%s\n", rel.p,
@@ -415,20 +415,20 @@ static void list_dir(lister_t *l, int dirfd, const char *prefix, int depth)
             continue;
         char *path = *prefix ? xasprintf("%s/%s", prefix, name) : xstrdup(name);
         cJSON *o = cJSON_CreateObject();
-        json_add_bytes(o, "path", path, strlen(path));
+        tc_json_bytes(o, "path", path, strlen(path));
         cJSON_AddStringToObject(o, "type", type_name(st.st_mode));
         cJSON_AddNumberToObject(o, "size", (double)st.st_size);
         char mode[8], when[32];
         snprintf(mode, sizeof mode, "%04o", (unsigned)(st.st_mode & 07777));
         cJSON_AddStringToObject(o, "mode", mode);
-        iso_time((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000, when);
+        tc_iso_time((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000, when);
         cJSON_AddStringToObject(o, "mtime", when);
         if (S_ISLNK(st.st_mode)) {
             /* Shown, never followed: readlinkat reads the link itself. */
             char target[4096];
             ssize_t n = readlinkat(dirfd, name, target, sizeof target);
             if (n >= 0)
-                json_add_bytes(o, "target", target, (size_t)n);
+                tc_json_bytes(o, "target", target, (size_t)n);
         }
         cJSON_AddItemToArray(l->entries, o);
         l->count++;
@@ -468,11 +468,11 @@ static void run_list_files(tool_call_t *tc, const cJSON *args)
     }
     lister_t l = {
         .tc = tc,
-        .max = (size_t)arg_int(args, "max_entries", LIST_DEFAULT),
-        .recursive = arg_bool(args, "recursive", false),
+        .max = (size_t)tc_arg_int(args, "max_entries", LIST_DEFAULT),
+        .recursive = tc_arg_bool(args, "recursive", false),
     };
     cJSON_AddStringToObject(tc->out, "session_id", s->id);
-    json_add_bytes(tc->out, "path", rel.p, rel.len);
+    tc_json_bytes(tc->out, "path", rel.p, rel.len);
     l.entries = cJSON_AddArrayToObject(tc->out, "entries");
     list_dir(&l, dfd, rel.p, 0);
     close(dfd);

@@ -9,7 +9,7 @@ static void add_entries(cJSON *obj, const char *key, const str_entry_t *v, size_
 {
     cJSON *a = cJSON_AddArrayToObject(obj, key);
     for (size_t i = 0; i < n; i++)
-        json_add_bytes(a, NULL, v[i].s, strlen(v[i].s));
+        tc_json_bytes(a, NULL, v[i].s, strlen(v[i].s));
 }
 
 static void add_summary(tool_call_t *tc, cJSON *out)
@@ -28,7 +28,7 @@ static void add_summary(tool_call_t *tc, cJSON *out)
     }
     cJSON *doms = cJSON_AddArrayToObject(pol, "domain_allowlist");
     for (size_t i = 0; i < p->domains.n; i++)
-        json_add_bytes(doms, NULL, p->domains.v[i].written, strlen(p->domains.v[i].written));
+        tc_json_bytes(doms, NULL, p->domains.v[i].written, strlen(p->domains.v[i].written));
     add_entries(pol, "bash_command_denylist", p->cmd_deny.v, p->cmd_deny.n);
     add_entries(pol, "bash_command_allowlist", p->cmd_allow.v, p->cmd_allow.n);
     add_entries(pol, "env_allowlist", p->env_allowlist.v, p->env_allowlist.n);
@@ -38,7 +38,7 @@ static void add_summary(tool_call_t *tc, cJSON *out)
         const rule_t *r = &p->rules.v[i];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "rule", rule_kind_key(r->kind));
-        json_add_bytes(o, "path", r->written ? r->written : "", r->written ? strlen(r->written) : 0);
+        tc_json_bytes(o, "path", r->written ? r->written : "", r->written ? strlen(r->written) : 0);
         cJSON_AddStringToObject(o, "level", level_name(r->level));
         cJSON_AddBoolToObject(o, "cap", r->cap);
         buf_t at = BUF_INIT;
@@ -46,7 +46,7 @@ static void add_summary(tool_call_t *tc, cJSON *out)
             tc_where(tc, r->span, &at);
         else
             buf_adds(&at, r->origin ? r->origin : "built-in");
-        json_add_bytes(o, "at", at.p, at.len);
+        tc_json_bytes(o, "at", at.p, at.len);
         buf_free(&at);
         cJSON_AddItemToArray(fs, o);
     }
@@ -62,11 +62,11 @@ static void run_get_policy(tool_call_t *tc, const cJSON *args)
     cJSON_AddStringToObject(o, "state", state);
     cJSON_AddStringToObject(o, "mode", reload_mode_name(st.mode));
     if (st.watched)
-        json_add_bytes(o, "watched", st.watched, strlen(st.watched));
+        tc_json_bytes(o, "watched", st.watched, strlen(st.watched));
     if (tc->lp) {
         char when[32];
-        iso_time(tc->lp->loaded_ms, when);
-        json_add_bytes(o, "source", tc->lp->source, strlen(tc->lp->source));
+        tc_iso_time(tc->lp->loaded_ms, when);
+        tc_json_bytes(o, "source", tc->lp->source, strlen(tc->lp->source));
         cJSON_AddNumberToObject(o, "generation", (double)tc->lp->generation);
         cJSON_AddStringToObject(o, "loaded_at", when);
     }
@@ -78,8 +78,8 @@ static void run_get_policy(tool_call_t *tc, const cJSON *args)
     cJSON_AddNumberToObject(c, "check_ns_total", (double)st.check_ns);
     if (st.error) {
         char when[32];
-        iso_time(st.error_ms, when);
-        json_add_bytes(o, "error", st.error, strlen(st.error));
+        tc_iso_time(st.error_ms, when);
+        tc_json_bytes(o, "error", st.error, strlen(st.error));
         cJSON_AddStringToObject(o, "error_at", when);
     }
     cJSON_AddStringToObject(o, "transport", tc->srv->transport);

@@ -26,18 +26,18 @@ static void run_create(tool_call_t *tc, const cJSON *args)
 {
     char *err = NULL;
     session_t *s = sessions_create(tc->srv->sessions, tc_setting(tc, S_MAX_SESSIONS),
-                                   arg_str(args, "label", ""), &err);
+                                   tc_arg_str(args, "label", ""), &err);
     if (!s) {
         tc_fail(tc, "%s", err);
         free(err);
         return;
     }
     char when[32];
-    iso_time(s->created_ms, when);
+    tc_iso_time(s->created_ms, when);
     cJSON_AddStringToObject(tc->out, "session_id", s->id);
-    json_add_bytes(tc->out, "label", s->label, strlen(s->label));
-    json_add_bytes(tc->out, "workspace", s->workspace, strlen(s->workspace));
-    json_add_bytes(tc->out, "scratch", s->scratch, strlen(s->scratch));
+    tc_json_bytes(tc->out, "label", s->label, strlen(s->label));
+    tc_json_bytes(tc->out, "workspace", s->workspace, strlen(s->workspace));
+    tc_json_bytes(tc->out, "scratch", s->scratch, strlen(s->scratch));
     cJSON_AddStringToObject(tc->out, "created_at", when);
     add_limits(tc, tc->out);
     buf_printf(&tc->text,
@@ -92,10 +92,10 @@ static void run_list(tool_call_t *tc, const cJSON *args)
     for (size_t i = 0; i < n; i++) {
         cJSON *o = cJSON_CreateObject();
         char when[32];
-        iso_time(v[i].created_ms, when);
+        tc_iso_time(v[i].created_ms, when);
         cJSON_AddStringToObject(o, "session_id", v[i].id);
-        json_add_bytes(o, "label", v[i].label, strlen(v[i].label));
-        json_add_bytes(o, "workspace", v[i].workspace, strlen(v[i].workspace));
+        tc_json_bytes(o, "label", v[i].label, strlen(v[i].label));
+        tc_json_bytes(o, "workspace", v[i].workspace, strlen(v[i].workspace));
         cJSON_AddStringToObject(o, "created_at", when);
         cJSON_AddNumberToObject(o, "idle_secs", (double)(v[i].idle_ms / 1000));
         cJSON_AddNumberToObject(o, "running_commands", v[i].running);
@@ -133,7 +133,7 @@ const tool_def_t tool_session_list = {
 
 static void run_close(tool_call_t *tc, const cJSON *args)
 {
-    const char *id = arg_str(args, "session_id", "");
+    const char *id = tc_arg_str(args, "session_id", "");
     char *err = NULL;
     if (!sessions_close(tc->srv->sessions, id, &err)) {
         tc_fail(tc, "%s", err);
@@ -179,7 +179,7 @@ static void add_var(tool_call_t *tc, cJSON *vars, cJSON *unset, const char *name
      * empty environment, so this tool is the one door for host values. */
     const char *v = getenv(name);
     if (v) {
-        json_add_bytes(vars, name, v, strlen(v));
+        tc_json_bytes(vars, name, v, strlen(v));
         buf_printf(&tc->text, "%s=%s\n", name, v);
     } else {
         cJSON_AddItemToArray(unset, cJSON_CreateString(name));

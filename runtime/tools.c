@@ -116,7 +116,7 @@ void tc_where(const tool_call_t *tc, span_t span, buf_t *out)
 
 session_t *tc_session(tool_call_t *tc, const cJSON *args)
 {
-    const char *id = arg_str(args, "session_id", "");
+    const char *id = tc_arg_str(args, "session_id", "");
     char *err = NULL;
     int64_t idle = tc->lp ? tc_setting(tc, S_SESSION_IDLE_TIMEOUT_SECS) * 1000 : 0;
     session_t *s = sessions_get(tc->srv->sessions, id, idle, &err);
@@ -127,25 +127,25 @@ session_t *tc_session(tool_call_t *tc, const cJSON *args)
     return s;
 }
 
-const char *arg_str(const cJSON *args, const char *key, const char *def)
+const char *tc_arg_str(const cJSON *args, const char *key, const char *def)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
     return cJSON_IsString(v) ? v->valuestring : def;
 }
 
-int64_t arg_int(const cJSON *args, const char *key, int64_t def)
+int64_t tc_arg_int(const cJSON *args, const char *key, int64_t def)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
     return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : def;
 }
 
-bool arg_bool(const cJSON *args, const char *key, bool def)
+bool tc_arg_bool(const cJSON *args, const char *key, bool def)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
     return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
 }
 
-bool json_add_bytes(cJSON *obj, const char *key, const char *s, size_t n)
+bool tc_json_bytes(cJSON *obj, const char *key, const char *s, size_t n)
 {
     buf_t b = BUF_INIT;
     bool exact = rt_utf8_sanitize(s, n, &b);
@@ -157,7 +157,7 @@ bool json_add_bytes(cJSON *obj, const char *key, const char *s, size_t n)
     return exact;
 }
 
-void iso_time(int64_t ms, char out[32])
+void tc_iso_time(int64_t ms, char out[32])
 {
     time_t t = (time_t)(ms / 1000);
     struct tm tm;
@@ -175,7 +175,7 @@ static void add_policy_warning(tool_call_t *tc, buf_t *text)
     buf_t w = BUF_INIT;
     if (tc->lp) {
         char when[32];
-        iso_time(tc->lp->loaded_ms, when);
+        tc_iso_time(tc->lp->loaded_ms, when);
         buf_printf(&w,
                    "The config on disk does not compile, so the last good policy (generation "
                    "%llu, loaded %s from %s) stays in force until it is fixed:\n%s",

@@ -80,15 +80,15 @@ int64_t tc_setting(const tool_call_t *tc, setting_id_t id);
 void tc_where(const tool_call_t *tc, span_t span, buf_t *out);
 
 /* Argument accessors for validated arguments (defaults when absent). */
-const char *arg_str(const cJSON *args, const char *key, const char *def);
-int64_t arg_int(const cJSON *args, const char *key, int64_t def);
-bool arg_bool(const cJSON *args, const char *key, bool def);
+const char *tc_arg_str(const cJSON *args, const char *key, const char *def);
+int64_t tc_arg_int(const cJSON *args, const char *key, int64_t def);
+bool tc_arg_bool(const cJSON *args, const char *key, bool def);
 
 /* Adds s[0..n) to obj as key (key NULL: appends to the array obj), made
  * valid UTF-8 (see textenc.h); returns true when that took no replacement. */
-bool json_add_bytes(cJSON *obj, const char *key, const char *s, size_t n);
+bool tc_json_bytes(cJSON *obj, const char *key, const char *s, size_t n);
 
 /* ISO 8601 UTC ("2025-11-25T10:00:00.123Z") of wall-clock ms, into out[32]. */
-void iso_time(int64_t ms, char out[32]);
+void tc_iso_time(int64_t ms, char out[32]);
 
 #endif

@@ -16,10 +16,10 @@
  * answered with an error and skipped up to the next newline. */
 #define STDIO_MAX_LINE ((size_t)64 << 20)
 
-/* stdio: newline-delimited JSON on in_fd/out_fd. Requests run on a small
- * worker pool so that a long session_bash does not hold up ping or
- * notifications/cancelled; responses may therefore come out of order (each
- * carries its id). At EOF the requests already read are still answered, then
+/* stdio: newline-delimited JSON on in_fd/out_fd. tools/call requests run on
+ * a small worker pool so that a long session_bash does not hold up ping or
+ * notifications/cancelled; their responses may therefore come out of order
+ * (each carries its id). Everything else is answered in order. At EOF the requests already read are still answered, then
  * it returns 0. Returns 1 when out_fd fails (the client is gone). */
 int stdio_run(mcp_server_t *srv, int in_fd, int out_fd, int stop_fd, size_t max_line);
 

@@ -1,9 +1,10 @@
 /* transport_stdio.c — MCP over stdin/stdout, one JSON message per line.
  *
- * The reader (the calling thread) frames lines and handles everything that
- * is not a request inline — notifications must act at once (a cancellation
- * has to reach a command that is running). Requests go to a fixed pool of
- * worker threads. Locking: `out_mu` serialises whole lines on out_fd (one
+ * The reader (the calling thread) frames lines and handles everything but
+ * tools/call inline, in order — notifications must act at once (a
+ * cancellation has to reach a command that is running), and lifecycle
+ * requests stay ordered. tools/call requests go to a fixed pool of worker
+ * threads. Locking: `out_mu` serialises whole lines on out_fd (one
  * response or notification per write); `q_mu`/`q_cv` guard the queue and
  * the closing flag.
  */
@@ -111,7 +112,10 @@ static void handle_line(stdio_ctx_t *c, const char *line, size_t len)
         return; /* blank lines are not messages */
     job_t *j = xcalloc(1, sizeof *j);
     jr_parse(line + i, len - i, &j->msg);
-    if (j->msg.kind == JR_REQUEST) {
+    /* Only tools/call can take long: it goes to the pool. Everything else is
+     * answered here, in order — so an initialize is complete before the next
+     * line is read, even from a client that does not wait for its answer. */
+    if (j->msg.kind == JR_REQUEST && !strcmp(j->msg.method, "tools/call")) {
         pthread_mutex_lock(&c->q_mu);
         if (c->queued < QUEUE_MAX) {
             if (c->tail)

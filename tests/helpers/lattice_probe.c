@@ -5,6 +5,12 @@
  * where LATTICE is level_of() (lattice.h), SBPL is sbpl_eval() on the
  * structured profile sbpl_build() makes from the same resolved policy, and
  * BWRAP is bwrap_eval() on a bwrap plan ("-" when no plan was asked for).
+ * LATTICE and SBPL are asked about the object the path names on the target
+ * (policy_real_path: firmlinks, merged-/usr links, the symlinks the facts
+ * know), as the kernel resolves a path before a sandbox rule sees it; BWRAP
+ * about the path as written, since bwrap_eval() follows the sandbox's own
+ * symlinks and a host symlink exists inside only where its directory is
+ * mounted.
  * tests/suites/51-sbpl-eval holds these, the independent SBPL text evaluator
  * (sbpl_eval.c) and the hand-written probes (tests/enforce/probes/) to one truth.
  *
@@ -106,8 +112,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "lattice-probe: not an absolute path: %s\n", line);
             return 2;
         }
-        level_t lv = level_of(r, &roots, path, NULL);
-        level_t sv = sbpl_eval(s, &roots, path, NULL, NULL);
+        const char *real = policy_real_path(r, path, &a);
+        level_t lv = level_of(r, &roots, real, NULL);
+        level_t sv = sbpl_eval(s, &roots, real, NULL, NULL);
         printf("%s %s %s %s\n", level_name(lv), level_name(sv), b ? level_name(bwrap_eval(b, &roots, path, NULL, NULL)) : "-",
                line);
     }

@@ -106,6 +106,16 @@ static void push(node_t *list, node_t *kid)
     list->kids[list->n++] = kid;
 }
 
+/* out with room for two more bytes after len. */
+static char *room(char *out, size_t len, size_t *cap)
+{
+    if (len + 2 < *cap) return out;
+    *cap *= 2;
+    out = realloc(out, *cap);
+    if (!out) die("out of memory");
+    return out;
+}
+
 /* A string after its opening quote. raw: #"..." (backslashes kept). */
 static node_t *read_string(lexer_t *l, bool raw)
 {
@@ -124,7 +134,7 @@ static node_t *read_string(lexer_t *l, bool raw)
             char e = *l->p++;
             if (raw) {
                 /* a raw regex string keeps the backslash; \" does not end it */
-                if (len + 2 >= cap) out = realloc(out, cap *= 2);
+                out = room(out, len, &cap);
                 out[len++] = '\\';
                 c = e;
             } else if (e == '\\' || e == '"') c = e;
@@ -132,8 +142,7 @@ static node_t *read_string(lexer_t *l, bool raw)
             else if (e == 't') c = '\t';
             else die("line %u: unknown string escape \\%c", l->line, e);
         }
-        if (len + 2 >= cap) out = realloc(out, cap *= 2);
-        if (!out) die("out of memory");
+        out = room(out, len, &cap);
         out[len++] = c;
     }
     out[len] = '\0';
@@ -177,6 +186,14 @@ static node_t *read_node(lexer_t *l)
     n->line = l->line;
     n->s = xstrndup_(st, (size_t)(l->p - st));
     return n;
+}
+
+static void free_node(node_t *n)
+{
+    for (size_t i = 0; i < n->n; i++) free_node(n->kids[i]);
+    free(n->kids);
+    free(n->s);
+    free(n);
 }
 
 static bool is_sym(const node_t *n, const char *s) { return n && n->kind == N_SYM && strcmp(n->s, s) == 0; }
@@ -369,6 +386,7 @@ static void load(const char *file)
         if (strcmp(h, "version") == 0) {
             if (version || nrules || n->n != 2 || !is_sym(n->kids[1], "1")) die("line %u: expected (version 1) first", n->line);
             version = true;
+            free_node(n);
             continue;
         }
         if (strcmp(h, "allow") != 0 && strcmp(h, "deny") != 0) die("line %u: unsupported form (%s ...)", n->line, h);
@@ -386,6 +404,7 @@ static void load(const char *file)
         if (!rules) die("out of memory");
         rules[nrules++] = r;
     }
+    if (!version) die("%s: no (version 1)", file);
     if (!deny_default) die("%s: no (deny default): this evaluator only reads deny-by-default profiles", file);
     /* every filter is evaluated once against "/" so that a bad one is found
      * now, not on the first path that happens to reach it */
@@ -436,5 +455,9 @@ int main(int argc, char **argv)
         printf("%s\t%s\t%s\n", level, detail, line);
         free(path);
     }
+    for (size_t i = 0; i < nrules; i++) free_node(rules[i].form);
+    free(rules);
+    for (size_t i = 0; i < ndefs; i++) free((char *)def_name[i]);
+    for (size_t i = 0; i < nmaps; i++) free((char *)map_from[i]);
     return 0;
 }

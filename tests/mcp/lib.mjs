@@ -168,15 +168,21 @@ export async function start(transport, opts = {}) {
       if (!r.isError) throw new Error(`${name} unexpectedly succeeded: ${JSON.stringify(r.structuredContent)}`);
       return r.content[0].text;
     },
+    /** Stops the server; throws when it printed a sanitizer report (build/san). */
     async close() {
+      let result = null;
       if (transport === 'http') {
         try { await clientTransport.terminateSession(); } catch { /* already gone */ }
         await client.close().catch(() => {});
         if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-        return exited;
+        result = await exited;
+      } else {
+        await client.close();
+        await sleep(50); // the last stderr bytes
       }
-      await client.close();
-      return null;
+      const m = log.join('').match(/(==\d+==ERROR: \w+Sanitizer|runtime error:|LeakSanitizer)[^\n]*/);
+      if (m) throw new Error(`drun-mcp reported: ${m[0]}\n${log.join('').slice(-4000)}`);
+      return result;
     },
   };
 }
@@ -229,7 +235,14 @@ export function rawStdio(args = [], env = {}) {
       });
     },
     output: () => out,
-    end() { child.stdin.end(); return exited; },
+    /** Closes stdin and waits for the exit; throws on a sanitizer report. */
+    async end() {
+      child.stdin.end();
+      const r = await exited;
+      const m = err.match(/(==\d+==ERROR: \w+Sanitizer|runtime error:|LeakSanitizer)[^\n]*/);
+      if (m) throw new Error(`drun-mcp reported: ${m[0]}\n${err.slice(-4000)}`);
+      return r;
+    },
     exited,
   };
 }

@@ -218,3 +218,26 @@ test('a stale session directory left by a killed server is swept at the next sta
   assert.equal(r.status, 0);
   assert.ok(await waitFor(() => sessionDirs(state).length === 0, 2000), 'swept at start');
 });
+
+test('examples/client.mjs runs against drun-mcp over stdio', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { BIN, ROOT } = await import('./lib.mjs');
+  const dir = tmpdir('example-');
+  // the example imports the SDK as a user's project would: from its own node_modules
+  fs.symlinkSync(path.join(ROOT, 'tests/mcp/node_modules'), path.join(dir, 'node_modules'));
+  fs.copyFileSync(path.join(ROOT, 'examples/client.mjs'), path.join(dir, 'client.mjs'));
+  fs.writeFileSync(path.join(dir, 'config.toml'), 'bash_timeout_ms = 9000\n');
+  const r = spawnSync('node', [path.join(dir, 'client.mjs')], {
+    encoding: 'utf8',
+    timeout: 60000,
+    env: { ...process.env, HOME: dir, DRUN_MCP: BIN, DRUN_CONFIG: path.join(dir, 'config.toml'),
+      XDG_STATE_HOME: path.join(dir, 'state') },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /offers 10 tools/);
+  assert.match(r.stdout, /time out after 9000 ms/);
+  assert.match(r.stdout, /exit 0 in/);
+  assert.match(r.stdout, /hello from \//);
+  assert.match(r.stdout, /"\.\." components are not accepted/);
+  assert.match(r.stdout, /policy: ok, generation 1/);
+});

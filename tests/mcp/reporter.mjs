@@ -10,6 +10,8 @@ export default async function* tapReporter(source) {
   for await (const ev of source) {
     if (ev.type !== 'test:pass' && ev.type !== 'test:fail') {
       if (ev.type === 'test:diagnostic' && ev.data.nesting === 0) yield `# ${ev.data.message}\n`;
+      // a test's own "# ..." lines (figures worth keeping in the log)
+      if (ev.type === 'test:stdout' && /^#/.test(ev.data.message)) yield ev.data.message;
       continue;
     }
     const d = ev.data;

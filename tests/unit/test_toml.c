@@ -364,6 +364,8 @@ static const bad_case bad[] = {
      "cannot add to table 'b.c' with a dotted key: it was defined by its header [a.b.c] at 1:1", "3:3"},
     {"[fruit]\napple.color = 'red'\n[fruit.apple]\n", TOML_1_1,
      "table [fruit.apple] is already defined by a dotted key at 2:1", "3:8"},
+    {"[a.b.c]\n[a]\nb.x = 1\n[a.b]\n", TOML_1_1, "table [a.b] is already defined by a dotted key at 3:1",
+     "4:4"},
     {"a = {b = 1}\na.c = 2\n", TOML_1_1,
      "cannot add to inline table 'a' (defined at 1:5): an inline table is complete as written", "2:1"},
     {"a = [1]\n[[a]]\n", TOML_1_1, "cannot append to array 'a' with [[a]]: it is a static array (defined at 1:1)",

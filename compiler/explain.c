@@ -1,0 +1,1159 @@
+/* explain.c — the policy in plain words, and answers to single questions
+ * with the rule, the caps and the artifact lines behind them (explain.h).
+ *
+ * Every path answer is computed three times — lattice, SBPL evaluator,
+ * bwrap mount evaluator — and printed with all three, so a reviewer sees the
+ * enforcement, not a restatement of the config. A disagreement that is not
+ * one of the documented Linux approximations is printed as a bug.
+ */
+#include "explain.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bwrap.h"
+#include "cmdline.h"
+#include "compile.h"
+#include "domain.h"
+#include "jsonw.h"
+#include "keys.h"
+#include "netaddr.h"
+#include "paths.h"
+#include "sbpl.h"
+
+/* Where explain puts the scratch dir, below the target's home: where the
+ * runtime keeps per-session dirs (never under /tmp, which is private). */
+#define EXPLAIN_SCRATCH ".local/state/drun/explain/scratch"
+
+struct explain {
+    const policy_t *pol;
+    facts_t *facts[2];       /* indexed by target_t */
+    bool own_facts[2];
+    const char *facts_from[2]; /* "golden/facts-linux.json", "this host (probed)", ... */
+    resolved_t *res[2];
+    roots_t roots[2];        /* concrete session roots per target */
+    sbpl_t *sbpl;            /* NULL when the profile could not be built */
+    bwrap_t *bw;             /* NULL when the plan failed: bw_err */
+    char *bw_err;
+    bool bw_exec;            /* exec-time plan (live filesystem) rather than the template */
+    const char *scratch_made;/* the empty scratch dir made for the exec-time plan, or NULL */
+    diag_list_t diags;
+    arena_t a;
+};
+
+/* ---- paths --------------------------------------------------------------------------------------------- */
+
+const char *explain_show_path(const resolved_t *r, const roots_t *roots, const char *abs, arena_t *a)
+{
+    const char *bases[3] = {roots ? roots->workspace : NULL, roots ? roots->scratch : NULL, r->facts->home};
+    const char *names[3] = {"${WORKSPACE}", "${SCRATCH}", "~"};
+    for (int i = 0; i < 3; i++) {
+        if (!bases[i] || !path_is_under(abs, bases[i]) || strcmp(bases[i], "/") == 0) continue;
+        size_t n = strlen(bases[i]);
+        return abs[n] ? path_join(names[i], abs + n + 1, a) : names[i];
+    }
+    return abs;
+}
+
+static const char *show(explain_t *e, target_t t, const char *abs)
+{
+    return explain_show_path(e->res[t], &e->roots[t], abs, &e->a);
+}
+
+/* An absolute path from the current directory and s (lexically normalised). */
+static const char *absolute(const char *s, arena_t *a)
+{
+    if (s[0] == '/') return path_normalize(s, a);
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) return NULL;
+    return path_normalize(path_join(cwd, s, a), a);
+}
+
+/* The macOS counterpart of a Linux path: the same place relative to home. */
+static const char *to_macos(explain_t *e, const char *lin)
+{
+    const char *lh = e->facts[TARGET_LINUX]->home, *mh = e->facts[TARGET_MACOS]->home;
+    if (strcmp(lh, "/") != 0 && path_is_under(lin, lh)) {
+        size_t n = strlen(lh);
+        return path_join(mh, lin[n] ? lin + n + 1 : "", &e->a);
+    }
+    return lin;
+}
+
+/* ---- setup ------------------------------------------------------------------------------------------------ */
+
+static bool load_facts(explain_t *e, const explain_opts_t *o, char **err)
+{
+    for (int t = 0; t < 2; t++)
+        if (o->facts[t]) e->facts[t] = o->facts[t], e->facts_from[t] = "the given facts";
+    for (int i = 0; i < 2; i++) {
+        if (!o->facts_files[i]) continue;
+        facts_t *f = facts_load(o->facts_files[i], err);
+        if (!f) return false;
+        if (e->facts[f->target]) {
+            facts_free(f);
+            continue;
+        }
+        e->facts[f->target] = f;
+        e->own_facts[f->target] = true;
+        e->facts_from[f->target] = o->facts_files[i];
+    }
+    for (int t = 0; t < 2; t++) {
+        if (e->facts[t]) continue;
+        if (!(e->facts[t] = facts_for(e->pol, (target_t)t, NULL, err))) return false;
+        e->own_facts[t] = true;
+        e->facts_from[t] = t == TARGET_LINUX ? "this host (probed)" : "the built-in macOS facts";
+    }
+    return true;
+}
+
+/* The Linux workspace: its realpath when the facts are this host's, else
+ * lexical (the facts file describes another machine). */
+static const char *linux_workspace(explain_t *e, const explain_opts_t *o)
+{
+    const char *ws = o->workspace ? o->workspace : ".";
+    char real[PATH_MAX];
+    if (!e->bw_exec || !realpath(ws, real)) return absolute(ws, &e->a);
+    return arena_strdup(&e->a, real);
+}
+
+/* The exec-time plan looks at what the session dirs hold, as the runtime's
+ * does: give it a real, fresh, empty scratch dir (removed by explain_free),
+ * like the one every session gets, under the state dir (never /tmp). */
+static void make_scratch(explain_t *e)
+{
+    const char *xdg = getenv("XDG_STATE_HOME");
+    const char *base = xdg && *xdg == '/' ? path_join(xdg, "drun/explain", &e->a)
+                                          : path_join(e->facts[TARGET_LINUX]->home, ".local/state/drun/explain", &e->a);
+    char *tmpl = xasprintf("%s/scratch-XXXXXX", base);
+    for (char *s = strchr(tmpl + 1, '/'); s; s = strchr(s + 1, '/')) { /* mkdir -p of the base */
+        *s = '\0';
+        mkdir(tmpl, 0700);
+        *s = '/';
+    }
+    char real[PATH_MAX];
+    if (mkdtemp(tmpl)) {
+        e->scratch_made = arena_strdup(&e->a, tmpl);
+        e->roots[TARGET_LINUX].scratch = arena_strdup(&e->a, realpath(tmpl, real) ? real : tmpl);
+    }
+    free(tmpl);
+}
+
+explain_t *explain_new(const policy_t *p, const explain_opts_t *o, char **err)
+{
+    *err = NULL;
+    explain_t *e = xcalloc(1, sizeof *e);
+    e->pol = p;
+    if (!load_facts(e, o, err)) goto fail;
+    for (int t = 0; t < 2; t++) e->res[t] = policy_resolve(p, e->facts[t]);
+    e->bw_exec = strcmp(e->facts_from[TARGET_LINUX], "this host (probed)") == 0;
+    const char *ws = linux_workspace(e, o);
+    if (!ws) {
+        *err = xstrdup("cannot make the workspace path absolute (the current directory is unknown)");
+        goto fail;
+    }
+    for (int t = 0; t < 2; t++) {
+        const char *w = t == TARGET_LINUX ? ws : to_macos(e, ws);
+        e->roots[t].workspace = policy_real_path(e->res[t], w, &e->a);
+        e->roots[t].scratch = policy_real_path(e->res[t], path_join(e->facts[t]->home, EXPLAIN_SCRATCH, &e->a), &e->a);
+    }
+    if (e->bw_exec) make_scratch(e);
+    e->sbpl = sbpl_build(e->res[TARGET_MACOS], &e->diags);
+    e->bw = bwrap_plan(e->res[TARGET_LINUX], e->bw_exec ? &e->roots[TARGET_LINUX] : NULL, &e->bw_err);
+    return e;
+fail:
+    explain_free(e);
+    return NULL;
+}
+
+void explain_free(explain_t *e)
+{
+    if (!e) return;
+    for (int t = 0; t < 2; t++) {
+        resolved_free(e->res[t]);
+        if (e->own_facts[t]) facts_free(e->facts[t]);
+    }
+    sbpl_free(e->sbpl);
+    bwrap_free(e->bw);
+    free(e->bw_err);
+    if (e->scratch_made) rmdir(e->scratch_made);
+    diag_list_free(&e->diags);
+    arena_free(&e->a);
+    free(e);
+}
+
+/* ---- rules as text --------------------------------------------------------------------------------------------- */
+
+/* "profiles/x.toml:8:15 filesystem.allow_read \"~\"" or a built-in's origin. */
+static void rule_text(buf_t *out, const rule_t *r)
+{
+    if (r->src) {
+        srcpos_t p = source_pos(r->src, r->span.start);
+        buf_printf(out, "%s:%u:%u %s \"%s\"", r->src->name, p.line, p.col, rule_kind_key(r->kind), r->written);
+        return;
+    }
+    switch (r->kind) {
+    case RK_WORKSPACE: buf_adds(out, "the session workspace (always writable)"); return;
+    case RK_SCRATCH: buf_adds(out, "the session scratch dir (always writable)"); return;
+    case RK_SYSTEM: buf_printf(out, "the system read set \"%s\"", r->written); return;
+    case RK_PATH_DIR: buf_printf(out, "the $PATH directory \"%s\" (read_path_dirs)", r->written); return;
+    default: buf_printf(out, "%s \"%s\"", r->origin ? r->origin : rule_kind_key(r->kind), r->written); return;
+    }
+}
+
+static void rule_json(jw_t *j, const rule_t *r, level_t lvl)
+{
+    jw_obj(j);
+    if (r->src) {
+        srcpos_t p = source_pos(r->src, r->span.start);
+        jw_key(j, "file");
+        jw_str(j, r->src->name);
+        jw_key(j, "line");
+        jw_int(j, p.line);
+        jw_key(j, "column");
+        jw_int(j, p.col);
+    } else {
+        jw_key(j, "file");
+        jw_null(j);
+        jw_key(j, "line");
+        jw_null(j);
+        jw_key(j, "column");
+        jw_null(j);
+    }
+    jw_key(j, "key");
+    jw_str(j, r->src ? rule_kind_key(r->kind) : r->origin ? r->origin : rule_kind_key(r->kind));
+    jw_key(j, "value");
+    jw_str(j, r->written);
+    jw_key(j, "level");
+    jw_str(j, level_name(lvl));
+    jw_end(j);
+}
+
+/* ---- one path on one target ------------------------------------------------------------------------------------ */
+
+typedef struct tanswer {
+    const char *path;       /* the concrete path on the target */
+    verdict_t why;          /* the lattice */
+    level_t enforced;       /* what the artifact does */
+    const sbpl_rule_t *rd, *wr;
+    const bw_op_t *op;
+    bool private_tmp;
+    const char *differs;    /* NULL, or why the artifact is not the lattice */
+    bool documented;        /* differs for a documented reason */
+} tanswer_t;
+
+/* A query path in policy terms: a base and the rest below it. */
+typedef struct qpath {
+    path_base_t base;
+    const char *rel;
+} qpath_t;
+
+static bool parse_qpath(explain_t *e, const char *s, qpath_t *q, char **err)
+{
+    static const struct {
+        const char *pre;
+        path_base_t base;
+    } pre[] = {{"${WORKSPACE}", PB_WORKSPACE}, {"${SCRATCH}", PB_SCRATCH}, {"${HOME}", PB_HOME}, {"~", PB_HOME}};
+    if (!*s) {
+        *err = xstrdup("an empty path");
+        return false;
+    }
+    q->base = PB_WORKSPACE; /* a relative path is relative to the workspace */
+    const char *rest = s;
+    for (size_t i = 0; i < sizeof pre / sizeof *pre; i++) {
+        size_t n = strlen(pre[i].pre);
+        if (strncmp(s, pre[i].pre, n) == 0 && (s[n] == '\0' || s[n] == '/')) {
+            q->base = pre[i].base;
+            rest = s + n;
+            break;
+        }
+    }
+    if (rest == s && s[0] == '/') {
+        const char *abs = path_normalize(s, &e->a);
+        const roots_t *r = &e->roots[TARGET_LINUX];
+        const char *bases[3] = {r->workspace, r->scratch, e->facts[TARGET_LINUX]->home};
+        path_base_t kinds[3] = {PB_WORKSPACE, PB_SCRATCH, PB_HOME};
+        q->base = PB_ROOT;
+        q->rel = abs + 1;
+        for (int i = 0; i < 3; i++) {
+            if (strcmp(bases[i], "/") == 0 || !path_is_under(abs, bases[i])) continue;
+            size_t n = strlen(bases[i]);
+            q->base = kinds[i];
+            q->rel = abs[n] ? abs + n + 1 : "";
+            break;
+        }
+        return true;
+    }
+    const char *norm = path_normalize(path_join("/", rest, &e->a), &e->a);
+    q->rel = norm + 1;
+    return true;
+}
+
+static const char *qpath_on(explain_t *e, target_t t, const qpath_t *q)
+{
+    const char *base = q->base == PB_ROOT ? "/" : q->base == PB_HOME ? e->facts[t]->home
+                     : q->base == PB_WORKSPACE ? e->roots[t].workspace : e->roots[t].scratch;
+    return policy_real_path(e->res[t], path_join(base, q->rel, &e->a), &e->a);
+}
+
+/* The remount that flips the mount op decided by, if any ("--remount-ro X"). */
+static const bw_op_t *remount_of(const bwrap_t *b, const bw_op_t *by)
+{
+    if (!by) return NULL;
+    bw_word_t dest = by->nargs == 2 ? by->b : by->a;
+    for (size_t i = 0; i < b->ops.n; i++) {
+        const bw_op_t *o = &b->ops.v[i];
+        if (strcmp(o->opt, "--remount-ro") == 0 && o->a.kind == dest.kind && strcmp(o->a.s, dest.s) == 0) return o;
+    }
+    return NULL;
+}
+
+static bool has_glob_cap(const verdict_t *v)
+{
+    for (unsigned i = 0; i < v->ncaps; i++)
+        if (v->caps[i]->glob) return true;
+    return false;
+}
+
+/* Why an artifact decides differently from the lattice, when it does. */
+/* The literal deny_read that decided v, when the facts say its path is missing. */
+static const rrule_t *missing_deny(const explain_t *e, const verdict_t *v, arena_t *a)
+{
+    const rrule_t *g = v->grant;
+    if (!g || g->level != LVL_NONE || g->base != PB_ROOT) return NULL;
+    return facts_lookup(e->facts[TARGET_LINUX], g->path, a).type == PT_MISSING ? g : NULL;
+}
+
+/* A rule on an absolute path at or below the session dir that holds path,
+ * among the rules that decided it: the compile-time artifacts assume the
+ * session dirs hold no path the policy names. */
+static const rrule_t *rule_in_session(const explain_t *e, target_t t, const tanswer_t *a)
+{
+    const roots_t *r = &e->roots[t];
+    const char *root = r->workspace && path_is_under(a->path, r->workspace) ? r->workspace
+                     : r->scratch && path_is_under(a->path, r->scratch) ? r->scratch : NULL;
+    if (!root) return NULL;
+    const rrule_t *g = a->why.grant;
+    if (g && g->base == PB_ROOT && !g->glob && path_is_under(g->path, root)) return g;
+    for (unsigned i = 0; i < a->why.ncaps; i++) {
+        const rrule_t *c = a->why.caps[i];
+        if (c->base == PB_ROOT && !c->glob && path_is_under(c->path, root)) return c;
+    }
+    return NULL;
+}
+
+static void classify(explain_t *e, tanswer_t *a, target_t t)
+{
+    level_t lat = a->why.level;
+    if (a->enforced == lat) return;
+    if (rule_in_session(e, t, a) && (t == TARGET_MACOS || !e->bw_exec)) {
+        /* Why this is a bug on macOS but documented on Linux: the Linux
+         * template is replaced by the exec-time plan, which sees where the
+         * workspace is; a compiled SBPL profile is what macOS runs. */
+        if (t == TARGET_MACOS) {
+            a->differs = "the SBPL profile orders its rules when it is compiled, before the workspace is known: a "
+                         "rule on a path inside the workspace comes before the workspace's own rule, which then wins "
+                         "on macOS (a limitation of the SBPL backend; keep policy paths out of the workspace)";
+            a->documented = false;
+        } else {
+            a->differs = "the bwrap.args template plans fresh, empty session dirs that hold no path the policy names; "
+                         "the exec-time plan (drun-policy run, drun-mcp) follows this workspace: ask without a Linux "
+                         "facts file to see it";
+            a->documented = true;
+        }
+        return;
+    }
+    if (t == TARGET_LINUX && a->enforced > lat && missing_deny(e, &a->why, &e->a)) {
+        a->differs = "wider on Linux: the facts say the denied path does not exist, so the plan mounts nothing over "
+                     "it; if it appears while a session runs, that session sees it (lint: deny-path-missing)";
+        a->documented = true;
+        return;
+    }
+    if (t == TARGET_LINUX && a->enforced < lat && a->op && a->op->note && strstr(a->op->note, "block")) {
+        a->differs = "stricter on Linux: bwrap blocks a protected path that does not exist yet at its first "
+                     "missing component (an empty read-only directory, or /dev/null for a file), and this path "
+                     "is at or below that component";
+        a->documented = true;
+    } else if (t == TARGET_LINUX && a->enforced > lat && has_glob_cap(&a->why)) {
+        a->differs = "wider on Linux: bwrap expands glob caps when the session starts and cannot cover a path "
+                     "that does not exist yet at a new place (lint: unenforceable-on-target)";
+        a->documented = true;
+    } else {
+        a->differs = "the artifact and the lattice disagree for no documented reason: this is a bug in "
+                     "drun-policy, please report it";
+    }
+}
+
+static void eval_target(explain_t *e, target_t t, const qpath_t *q, tanswer_t *a)
+{
+    memset(a, 0, sizeof *a);
+    a->path = qpath_on(e, t, q);
+    level_of(e->res[t], &e->roots[t], a->path, &a->why);
+    if (t == TARGET_MACOS) {
+        a->enforced = e->sbpl ? sbpl_eval(e->sbpl, &e->roots[t], a->path, &a->rd, &a->wr) : LVL_NONE;
+    } else {
+        a->enforced = e->bw ? bwrap_eval(e->bw, &e->roots[t], a->path, &a->op, &a->private_tmp) : LVL_NONE;
+    }
+    classify(e, a, t);
+}
+
+bool explain_path_levels(explain_t *e, const char *path, explain_levels_t *out, char **err)
+{
+    qpath_t q;
+    if (!parse_qpath(e, path, &q, err)) return false;
+    for (int t = 0; t < 2; t++) {
+        tanswer_t a;
+        eval_target(e, (target_t)t, &q, &a);
+        out->lattice[t] = a.why.level;
+        out->enforced[t] = a.enforced;
+        out->explained[t] = a.differs == NULL || a.documented;
+    }
+    return true;
+}
+
+/* ---- artifact lines --------------------------------------------------------------------------------------------- */
+
+/* Line n (1-based) of text, into a. */
+static const char *line_at(const buf_t *text, unsigned n, arena_t *a)
+{
+    const char *p = text->p ? text->p : "";
+    for (unsigned i = 1; i < n && p; i++) {
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    if (!p) return "";
+    return arena_strndup(a, p, strcspn(p, "\n"));
+}
+
+static unsigned deny_default_line(const sbpl_t *s)
+{
+    const char *p = s->text.p ? strstr(s->text.p, "(deny default)") : NULL;
+    unsigned n = 1;
+    for (const char *c = s->text.p; p && c < p; c++) n += *c == '\n';
+    return p ? n : 0;
+}
+
+/* The SBPL lines behind a decision: the rule that decided reading and, for
+ * a write question, the one that decided writing. */
+static void sbpl_lines(explain_t *e, const tanswer_t *a, bool write, const char *out[2], unsigned lines[2])
+{
+    out[0] = out[1] = NULL;
+    lines[0] = lines[1] = 0;
+    if (!e->sbpl) {
+        out[0] = "policy.sb could not be built";
+        return;
+    }
+    const sbpl_rule_t *rules[2] = {a->rd, write ? a->wr : NULL};
+    int n = write && a->wr != a->rd ? 2 : 1;
+    for (int i = 0; i < n; i++) {
+        unsigned ln = rules[i] ? rules[i]->line : deny_default_line(e->sbpl);
+        if (!rules[i] && i == 1 && !a->rd) continue; /* one (deny default) is enough */
+        lines[i] = ln;
+        out[i] = line_at(&e->sbpl->text, ln, &e->a);
+    }
+}
+
+static const char *op_text(explain_t *e, const bw_op_t *op)
+{
+    buf_t b = BUF_INIT;
+    bwrap_op_text(op, &b);
+    const char *s = arena_strdup(&e->a, buf_cstr(&b));
+    buf_free(&b);
+    return s;
+}
+
+static const char *bwrap_summary(explain_t *e, const tanswer_t *a)
+{
+    if (!e->bw) return arena_strdup(&e->a, e->bw_err ? e->bw_err : "the Linux sandbox could not be planned");
+    if (!a->op) return "no mount covers it: the path does not exist in the sandbox (bwrap starts from an empty root)";
+    return op_text(e, a->op);
+}
+
+/* ---- the answer to a path question ------------------------------------------------------------------------------- */
+
+static bool allowed(level_t l, bool write) { return write ? l == LVL_WRITE : l >= LVL_READ; }
+static const char *word(bool ok) { return ok ? "allow" : "deny"; }
+
+static void path_text(explain_t *e, bool write, const char *arg, tanswer_t a[2], buf_t *out)
+{
+    const verdict_t *v = &a[TARGET_LINUX].why;
+    buf_printf(out, "%s %s: %s\n", write ? "write" : "read", arg, word(allowed(v->level, write)));
+    buf_printf(out, "  level:  %s (lattice, linux)", level_name(v->level));
+    if (v->level != v->grant_level) buf_printf(out, "; the grant gives %s, a cap lowers it", level_name(v->grant_level));
+    buf_addc(out, '\n');
+    buf_adds(out, "  grant:  ");
+    if (v->grant) rule_text(out, v->grant->rule), buf_printf(out, " -> %s", level_name(v->grant->level));
+    else buf_adds(out, "none: no rule grants this path or a parent, so it is not in the sandbox");
+    buf_addc(out, '\n');
+    for (unsigned i = 0; i < v->ncaps; i++) {
+        buf_adds(out, i ? "          " : "  caps:   ");
+        rule_text(out, v->caps[i]->rule);
+        buf_printf(out, " -> at most %s\n", level_name(v->caps[i]->level));
+    }
+    for (int t = 0; t < 2; t++) {
+        const tanswer_t *x = &a[t];
+        bool ok = allowed(x->enforced, write);
+        buf_printf(out, "  %s:%s %s  %s\n", target_name((target_t)t), t ? "  " : "  ", word(ok), show(e, (target_t)t, x->path));
+        if (strcmp(show(e, (target_t)t, x->path), x->path) != 0) buf_printf(out, "          path %s\n", x->path);
+        if (x->why.level != v->level || (x->why.grant && v->grant && x->why.grant->rule->kind != v->grant->rule->kind)) {
+            buf_printf(out, "          lattice on %s: %s (", target_name((target_t)t), level_name(x->why.level));
+            if (x->why.grant) rule_text(out, x->why.grant->rule);
+            else buf_adds(out, "no grant");
+            buf_adds(out, ")\n");
+        }
+        if (t == TARGET_LINUX) {
+            buf_printf(out, "          bwrap.args%s: %s", e->bw_exec ? " (exec-time plan)" : "", bwrap_summary(e, x));
+            if (x->op && x->op->note) buf_printf(out, "  (%s)", x->op->note);
+            buf_addc(out, '\n');
+            const bw_op_t *rm = e->bw ? remount_of(e->bw, x->op) : NULL;
+            if (rm) buf_printf(out, "                      %s\n", op_text(e, rm));
+            if (x->private_tmp)
+                buf_adds(out, "          the sandbox has its own /tmp, /dev and /proc there: the host's files are not "
+                              "reachable\n");
+        } else {
+            const char *lines[2];
+            unsigned nums[2];
+            sbpl_lines(e, x, write, lines, nums);
+            for (int i = 0; i < 2; i++)
+                if (lines[i]) buf_printf(out, "          policy.sb:%u: %s\n", nums[i], lines[i]);
+        }
+        if (x->differs) buf_printf(out, "          differs from the lattice (%s): %s\n", level_name(x->why.level), x->differs);
+    }
+}
+
+static void target_json(explain_t *e, jw_t *j, target_t t, const tanswer_t *x, bool write)
+{
+    jw_obj(j);
+    jw_key(j, "decision");
+    jw_str(j, word(allowed(x->enforced, write)));
+    jw_key(j, "level");
+    jw_str(j, level_name(x->enforced));
+    jw_key(j, "lattice");
+    jw_str(j, level_name(x->why.level));
+    jw_key(j, "path");
+    jw_str(j, x->path);
+    if (t == TARGET_LINUX) {
+        jw_key(j, "artifact");
+        jw_str(j, bwrap_summary(e, x));
+        jw_key(j, "file");
+        jw_str(j, "bwrap.args");
+        jw_key(j, "plan");
+        jw_str(j, e->bw_exec ? "exec" : "template");
+        jw_key(j, "note");
+        jw_str(j, x->op ? x->op->note : NULL);
+        const bw_op_t *rm = e->bw ? remount_of(e->bw, x->op) : NULL;
+        jw_key(j, "remount");
+        jw_str(j, rm ? op_text(e, rm) : NULL);
+        jw_key(j, "private");
+        jw_bool(j, x->private_tmp);
+    } else {
+        const char *lines[2];
+        unsigned nums[2];
+        sbpl_lines(e, x, write, lines, nums);
+        jw_key(j, "artifact");
+        jw_str(j, lines[1] ? lines[1] : lines[0]);
+        jw_key(j, "file");
+        jw_str(j, "policy.sb");
+        jw_key(j, "line");
+        jw_int(j, lines[1] ? nums[1] : nums[0]);
+        jw_key(j, "lines");
+        jw_arr(j);
+        for (int i = 0; i < 2; i++)
+            if (lines[i]) {
+                jw_obj(j);
+                jw_key(j, "line");
+                jw_int(j, nums[i]);
+                jw_key(j, "text");
+                jw_str(j, lines[i]);
+                jw_end(j);
+            }
+        jw_end(j);
+    }
+    jw_key(j, "differs");
+    jw_str(j, x->differs);
+    jw_key(j, "documented");
+    jw_bool(j, x->differs == NULL || x->documented);
+    jw_end(j);
+}
+
+static void path_json(explain_t *e, bool write, const char *arg, tanswer_t a[2], jw_t *j)
+{
+    const verdict_t *v = &a[TARGET_LINUX].why;
+    jw_obj(j);
+    jw_key(j, "query");
+    jw_obj(j);
+    jw_key(j, write ? "write" : "read");
+    jw_str(j, arg);
+    jw_end(j);
+    jw_key(j, "decision");
+    jw_str(j, word(allowed(v->level, write)));
+    jw_key(j, "level");
+    jw_str(j, level_name(v->level));
+    jw_key(j, "rule");
+    if (v->grant) rule_json(j, v->grant->rule, v->grant->level);
+    else jw_null(j);
+    jw_key(j, "caps");
+    jw_arr(j);
+    for (unsigned i = 0; i < v->ncaps; i++) rule_json(j, v->caps[i]->rule, v->caps[i]->level);
+    jw_end(j);
+    jw_key(j, "workspace");
+    jw_str(j, e->roots[TARGET_LINUX].workspace);
+    jw_key(j, "scratch"); /* explain's choice: every session gets a fresh one */
+    jw_str(j, e->roots[TARGET_LINUX].scratch);
+    jw_key(j, "targets");
+    jw_obj(j);
+    for (int t = 0; t < 2; t++) {
+        jw_key(j, target_name((target_t)t));
+        target_json(e, j, (target_t)t, &a[t], write);
+    }
+    jw_end(j);
+    jw_end(j);
+}
+
+/* ---- exec and fetch ------------------------------------------------------------------------------------------------- */
+
+static const str_entry_t *cmd_entry(const policy_t *p, int list, long entry)
+{
+    if (entry < 0) return NULL;
+    if (list == 1 && (size_t)entry < p->cmd_deny.n) return &p->cmd_deny.v[entry];
+    if (list == 2 && (size_t)entry < p->cmd_allow.n) return &p->cmd_allow.v[entry];
+    return NULL;
+}
+
+static void entry_json(jw_t *j, const policy_t *p, const char *key, const char *value, span_t span, bool located)
+{
+    jw_obj(j);
+    if (located && p->src) {
+        srcpos_t s = source_pos(p->src, span.start);
+        jw_key(j, "file");
+        jw_str(j, p->src->name);
+        jw_key(j, "line");
+        jw_int(j, s.line);
+        jw_key(j, "column");
+        jw_int(j, s.col);
+    } else {
+        jw_key(j, "file");
+        jw_null(j);
+        jw_key(j, "line");
+        jw_null(j);
+        jw_key(j, "column");
+        jw_null(j);
+    }
+    jw_key(j, "key");
+    jw_str(j, key);
+    jw_key(j, "value");
+    jw_str(j, value);
+    jw_end(j);
+}
+
+static void entry_text(buf_t *out, const policy_t *p, const char *key, const char *value, span_t span, bool located)
+{
+    if (located && p->src) {
+        srcpos_t s = source_pos(p->src, span.start);
+        buf_printf(out, "%s:%u:%u ", p->src->name, s.line, s.col);
+    }
+    buf_printf(out, "%s \"%s\"", key, value);
+}
+
+static void runtime_targets(jw_t *j, bool ok, const char *what)
+{
+    jw_key(j, "targets");
+    jw_obj(j);
+    for (int t = 0; t < 2; t++) {
+        jw_key(j, target_name((target_t)t));
+        jw_obj(j);
+        jw_key(j, "decision");
+        jw_str(j, word(ok));
+        jw_key(j, "artifact");
+        jw_str(j, what);
+        jw_end(j);
+    }
+    jw_end(j);
+}
+
+static void explain_exec(explain_t *e, const char *cmd, buf_t *out, jw_t *j)
+{
+    const policy_t *p = e->pol;
+    VEC(const char *) deny = {0}, allow = {0};
+    for (size_t i = 0; i < p->cmd_deny.n; i++) vec_push(&deny, p->cmd_deny.v[i].s);
+    for (size_t i = 0; i < p->cmd_allow.n; i++) vec_push(&allow, p->cmd_allow.v[i].s);
+    cmd_verdict_t v = cmd_check(cmd, strlen(cmd), deny.v, deny.n, allow.v, allow.n);
+    vec_free(&deny);
+    vec_free(&allow);
+    const str_entry_t *ent = cmd_entry(p, v.list, v.entry);
+    const char *key = v.list == 1 ? "bash_command_denylist" : "bash_command_allowlist";
+    static const char runtime[] = "drun-mcp session_bash: the command lists are checked before a command starts "
+                                  "(not in the OS artifacts; the sandbox contains whatever runs)";
+    if (j) {
+        jw_obj(j);
+        jw_key(j, "query");
+        jw_obj(j);
+        jw_key(j, "exec");
+        jw_str(j, cmd);
+        jw_end(j);
+        jw_key(j, "decision");
+        jw_str(j, word(v.allowed));
+        jw_key(j, "rule");
+        if (ent) entry_json(j, p, key, ent->s, ent->span, true);
+        else jw_null(j);
+        jw_key(j, "caps");
+        jw_arr(j);
+        jw_end(j);
+        jw_key(j, "command");
+        jw_str(j, v.command);
+        jw_key(j, "reason");
+        jw_str(j, v.reason);
+        runtime_targets(j, v.allowed, runtime);
+        jw_end(j);
+    } else {
+        buf_printf(out, "exec %s: %s\n", cmd, word(v.allowed));
+        if (v.command) buf_printf(out, "  command: %s\n", v.command);
+        buf_adds(out, "  rule:    ");
+        if (ent) entry_text(out, p, key, ent->s, ent->span, true);
+        else if (!p->cmd_deny.n && !p->cmd_allow.n) buf_adds(out, "no command lists: every command may start");
+        else buf_adds(out, v.list == 0 && !v.allowed ? "the command could not be split into words" : "no entry matched");
+        buf_printf(out, "\n  reason:  %s\n  linux, macos: %s\n", v.reason, runtime);
+    }
+    cmd_verdict_free(&v);
+}
+
+/* The host of an http(s) URL, or NULL with *why. Minimal on purpose: the
+ * runtime parses with libcurl and re-checks every redirect; this answers
+ * for the URL as written. */
+static char *url_host(const char *url, const char **why, bool *scheme_ok)
+{
+    *scheme_ok = false;
+    const char *colon = strstr(url, "://");
+    if (!colon) {
+        *why = "not a URL (scheme://host/...)";
+        return NULL;
+    }
+    size_t sl = (size_t)(colon - url);
+    *scheme_ok = (sl == 4 && strncasecmp(url, "http", 4) == 0) || (sl == 5 && strncasecmp(url, "https", 5) == 0);
+    const char *h = colon + 3, *end = h + strcspn(h, "/?#");
+    const char *at = memchr(h, '@', (size_t)(end - h));
+    if (at) h = at + 1;
+    const char *stop;
+    if (*h == '[') {
+        stop = memchr(h, ']', (size_t)(end - h));
+        if (!stop) {
+            *why = "an IPv6 address without its closing ']'";
+            return NULL;
+        }
+        return xstrndup(h + 1, (size_t)(stop - h - 1));
+    }
+    stop = memchr(h, ':', (size_t)(end - h));
+    if (!stop) stop = end;
+    if (stop == h) {
+        *why = "no host in the URL";
+        return NULL;
+    }
+    return xstrndup(h, (size_t)(stop - h));
+}
+
+typedef struct fetch_answer {
+    bool ok;
+    const char *reason;
+    const domain_rule_t *entry;
+    char *host;
+} fetch_answer_t;
+
+static void fetch_decide(const policy_t *p, const char *url, fetch_answer_t *f, arena_t *a)
+{
+    memset(f, 0, sizeof *f);
+    bool scheme_ok;
+    const char *why = NULL;
+    char *raw = url_host(url, &why, &scheme_ok);
+    if (!raw) {
+        f->reason = why;
+        return;
+    }
+    if (!scheme_ok) {
+        f->reason = "session_fetch speaks http and https only";
+        free(raw);
+        return;
+    }
+    char *err = NULL;
+    if (!host_normalize(raw, &f->host, &err)) {
+        f->reason = arena_strdup(a, err ? err : "a host name that cannot be normalised");
+        free(err);
+        free(raw);
+        return;
+    }
+    free(raw);
+    bool priv_ok = policy_get(p, S_ALLOW_PRIVATE_ADDRESSES) != 0;
+    const char *local = netaddr_local_name(f->host);
+    netaddr_t ad;
+    if (host_is_ip(f->host) && netaddr_parse(f->host, &ad)) {
+        netaddr_class_t c = netaddr_classify(&ad, NULL);
+        if (c != NETADDR_PUBLIC && !priv_ok) {
+            buf_t b = BUF_INIT;
+            buf_printf(&b, "%s is a %s address, refused unless [network] allow_private_addresses = true", f->host,
+                       netaddr_class_name(c));
+            f->reason = arena_strdup(a, buf_cstr(&b));
+            buf_free(&b);
+            return;
+        }
+    } else if (local && !priv_ok) {
+        buf_t b = BUF_INIT;
+        buf_printf(&b, "%s names %s, refused unless [network] allow_private_addresses = true", f->host, local);
+        f->reason = arena_strdup(a, buf_cstr(&b));
+        buf_free(&b);
+        return;
+    }
+    f->ok = policy_domain_allowed(p, f->host, &f->entry);
+    if (!f->ok) f->reason = "no domain_allowlist entry matches the host";
+    else
+        f->reason = priv_ok ? "the host matches; the address it resolves to is not checked "
+                              "(allow_private_addresses = true)"
+                            : "the host matches; at fetch time the address it resolves to must be public "
+                              "(loopback, private, link-local and metadata addresses are refused), and every "
+                              "redirect is checked again";
+}
+
+static void explain_fetch(explain_t *e, const char *url, buf_t *out, jw_t *j)
+{
+    const policy_t *p = e->pol;
+    fetch_answer_t f;
+    fetch_decide(p, url, &f, &e->a);
+    static const char runtime[] = "drun-mcp session_fetch (outside the sandbox); sandboxed commands have no network "
+                                  "at all on either target";
+    if (j) {
+        jw_obj(j);
+        jw_key(j, "query");
+        jw_obj(j);
+        jw_key(j, "fetch");
+        jw_str(j, url);
+        jw_end(j);
+        jw_key(j, "decision");
+        jw_str(j, word(f.ok));
+        jw_key(j, "host");
+        jw_str(j, f.host);
+        jw_key(j, "rule");
+        if (f.entry) entry_json(j, p, "domain_allowlist", f.entry->written, f.entry->span, p->domains_present);
+        else jw_null(j);
+        jw_key(j, "caps");
+        jw_arr(j);
+        jw_end(j);
+        jw_key(j, "reason");
+        jw_str(j, f.reason);
+        runtime_targets(j, f.ok, runtime);
+        jw_end(j);
+    } else {
+        buf_printf(out, "fetch %s: %s\n", url, word(f.ok));
+        if (f.host) buf_printf(out, "  host:    %s\n", f.host);
+        if (f.entry) {
+            buf_adds(out, "  rule:    ");
+            entry_text(out, p, "domain_allowlist", f.entry->written, f.entry->span, p->domains_present);
+            if (!p->domains_present) buf_adds(out, " (drun's default list: the config has no domain_allowlist)");
+            buf_addc(out, '\n');
+        }
+        buf_printf(out, "  reason:  %s\n  linux, macos: %s\n", f.reason, runtime);
+    }
+    free(f.host);
+}
+
+bool explain_query(explain_t *e, explain_q_t q, const char *arg, buf_t *text, jw_t *j, char **err)
+{
+    if (q == EQ_EXEC) {
+        explain_exec(e, arg, text, j);
+        return true;
+    }
+    if (q == EQ_FETCH) {
+        explain_fetch(e, arg, text, j);
+        return true;
+    }
+    qpath_t qp;
+    if (!parse_qpath(e, arg, &qp, err)) return false;
+    tanswer_t a[2];
+    for (int t = 0; t < 2; t++) eval_target(e, (target_t)t, &qp, &a[t]);
+    if (j) path_json(e, q == EQ_WRITE, arg, a, j);
+    else path_text(e, q == EQ_WRITE, arg, a, text);
+    return true;
+}
+
+/* ---- the whole policy ----------------------------------------------------------------------------------------------- */
+
+/* "file:line" of a config span, or "" for a default. */
+static const char *at(explain_t *e, span_t span, bool present)
+{
+    if (!present || !e->pol->src) return "";
+    srcpos_t p = source_pos(e->pol->src, span.start);
+    buf_t b = BUF_INIT;
+    buf_printf(&b, "%s:%u", e->pol->src->name, p.line);
+    const char *s = arena_strdup(&e->a, buf_cstr(&b));
+    buf_free(&b);
+    return s;
+}
+
+static void section(buf_t *out, const char *title) { buf_printf(out, "\n%s\n", title); }
+
+/* One line of a list: the thing, padded, then where it comes from. */
+static void item(buf_t *out, const char *what, const char *from)
+{
+    buf_printf(out, "  %-34s %s\n", what, from);
+}
+
+/* What a grant is called and where it comes from. */
+static void grant_from(explain_t *e, const rrule_t *g, buf_t *out)
+{
+    const rule_t *r = g->rule;
+    if (r->src) buf_printf(out, "%s, %s", rule_kind_key(r->kind), at(e, r->span, true));
+    else if (r->kind == RK_WORKSPACE) buf_printf(out, "the session workspace (here %s)", e->roots[TARGET_LINUX].workspace);
+    else if (r->kind == RK_SCRATCH) buf_adds(out, "the session scratch dir: HOME and TMPDIR in the sandbox");
+    else buf_adds(out, r->origin ? r->origin : rule_kind_key(r->kind));
+}
+
+static const char *grant_name(explain_t *e, const rrule_t *g)
+{
+    const rule_t *r = g->rule;
+    if (r->kind == RK_WORKSPACE) return "${WORKSPACE}";
+    if (r->kind == RK_SCRATCH) return "${SCRATCH}";
+    const char *name = r->src ? r->written : show(e, TARGET_LINUX, g->path);
+    if (g->base == PB_ROOT && strcmp(g->lexical, g->path) != 0) {
+        buf_t b = BUF_INIT;
+        buf_printf(&b, "%s -> %s", name, show(e, TARGET_LINUX, g->path));
+        name = arena_strdup(&e->a, buf_cstr(&b));
+        buf_free(&b);
+    }
+    return name;
+}
+
+/* Config grants and session roots by the level they end up with (Linux). */
+static void overview_grants(explain_t *e, buf_t *out, level_t want, const char *title)
+{
+    const resolved_t *r = e->res[TARGET_LINUX];
+    bool any = false;
+    for (size_t i = 0; i < r->grants.n; i++) {
+        const rrule_t *g = &r->grants.v[i];
+        if (g->rule->kind == RK_SYSTEM || g->rule->kind == RK_PATH_DIR) continue;
+        verdict_t v;
+        level_t lvl = level_of(r, &e->roots[TARGET_LINUX], rrule_abs(g, &e->roots[TARGET_LINUX], &e->a), &v);
+        if (lvl != want) continue;
+        if (!any) section(out, title);
+        any = true;
+        buf_t from = BUF_INIT;
+        grant_from(e, g, &from);
+        if (lvl < g->level) {
+            const rrule_t *low = NULL;
+            for (unsigned k = 0; k < v.ncaps; k++)
+                if (!low || v.caps[k]->level < low->level) low = v.caps[k];
+            if (low) buf_printf(&from, " (gives %s, capped by %s \"%s\")", level_name(g->level),
+                                low->rule->src ? rule_kind_key(low->rule->kind) : low->rule->origin, low->rule->written);
+        }
+        item(out, grant_name(e, g), buf_cstr(&from));
+        buf_free(&from);
+    }
+    if (want == LVL_NONE) {
+        for (size_t i = 0; i < r->caps.n; i++) {
+            const rrule_t *c = &r->caps.v[i];
+            if (c->level != LVL_NONE) continue;
+            if (!any) section(out, title);
+            any = true;
+            buf_t from = BUF_INIT;
+            buf_printf(&from, "%s (glob), %s", rule_kind_key(c->rule->kind), at(e, c->rule->span, c->rule->src != NULL));
+            item(out, c->rule->written, buf_cstr(&from));
+            buf_free(&from);
+        }
+        if (!any) section(out, title);
+        item(out, "everything else", "no grant: not in the sandbox at all");
+    }
+}
+
+/* The built-in read set of one target, on one line. */
+static void overview_system(explain_t *e, buf_t *out, target_t t)
+{
+    const resolved_t *r = e->res[t];
+    buf_t sys = BUF_INIT, pth = BUF_INIT;
+    for (size_t i = 0; i < r->grants.n; i++) {
+        const rrule_t *g = &r->grants.v[i];
+        buf_t *b = g->rule->kind == RK_SYSTEM ? &sys : g->rule->kind == RK_PATH_DIR ? &pth : NULL;
+        if (b) buf_printf(b, "%s%s", b->len ? " " : "", show(e, t, g->path));
+    }
+    for (size_t i = 0; t == TARGET_LINUX && i < r->facts->root_links.n; i++)
+        buf_printf(&sys, " %s->%s", r->facts->root_links.v[i].link, r->facts->root_links.v[i].target);
+    buf_printf(out, "  %-7s system: %s\n", target_name(t), buf_cstr(&sys));
+    if (pth.len) buf_printf(out, "  %-7s $PATH:  %s\n", "", buf_cstr(&pth));
+    buf_free(&sys);
+    buf_free(&pth);
+}
+
+static void overview_protect(explain_t *e, buf_t *out)
+{
+    const policy_t *p = e->pol;
+    const resolved_t *r = e->res[TARGET_LINUX];
+    section(out, "Write-protected (read-only even inside writable paths, and when they do not exist yet)");
+    for (size_t i = 0; i < r->caps.n; i++) {
+        const rrule_t *c = &r->caps.v[i];
+        if (c->rule->kind != RK_DENY_WRITE) continue;
+        buf_t from = BUF_INIT;
+        buf_printf(&from, "filesystem.deny_write%s, %s", c->glob ? " (glob)" : "", at(e, c->rule->span, true));
+        item(out, c->rule->written, buf_cstr(&from));
+        buf_free(&from);
+    }
+    static const setting_id_t prot[] = {S_PROTECT_GIT_HOOKS, S_PROTECT_GIT_CONFIG, S_PROTECT_SHELL_RC,
+                                        S_PROTECT_EDITOR_DIRS, S_PROTECT_AGENT_CONFIG};
+    for (size_t k = 0; k < sizeof prot / sizeof *prot; k++) {
+        const setting_info_t *si = &setting_table[prot[k]];
+        buf_t names = BUF_INIT;
+        char origin[64];
+        snprintf(origin, sizeof origin, "protect.%s", si->key);
+        for (size_t i = 0; i < r->caps.n; i++)
+            if (r->caps.v[i].rule->origin && strcmp(r->caps.v[i].rule->origin, origin) == 0)
+                buf_printf(&names, "%s%s", names.len ? " " : "", r->caps.v[i].rule->written);
+        if (policy_get(p, prot[k])) {
+            item(out, origin, buf_cstr(&names));
+        } else {
+            buf_t off = BUF_INIT;
+            buf_printf(&off, "OFF (%s = false, %s): %s", si->key, at(e, p->set[prot[k]].span, p->set[prot[k]].present),
+                       si->doc);
+            item(out, origin, buf_cstr(&off));
+            buf_free(&off);
+        }
+        buf_free(&names);
+    }
+}
+
+static void overview_network(explain_t *e, buf_t *out)
+{
+    const policy_t *p = e->pol;
+    section(out, "Network");
+    item(out, "sandboxed commands", "none: linux runs them in a new network namespace, the macOS profile has no "
+                                    "network rule");
+    item(out, "AF_UNIX sockets (linux)", policy_get(p, S_ALLOW_UNIX_SOCKETS)
+                                             ? "allowed ([network] allow_unix_sockets = true)"
+                                             : "new ones denied by the seccomp filter");
+    buf_t hosts = BUF_INIT;
+    for (size_t i = 0; i < p->domains.n; i++) {
+        const domain_rule_t *d = &p->domains.v[i];
+        buf_printf(&hosts, "%s%s", i ? ", " : "", d->written);
+    }
+    if (!p->domains.n) buf_adds(&hosts, "nothing (domain_allowlist is empty)");
+    else if (!p->domains_present) buf_adds(&hosts, " (drun's defaults: no domain_allowlist)");
+    item(out, "session_fetch may reach", buf_cstr(&hosts));
+    buf_free(&hosts);
+    if (p->domains.n) {
+        item(out, "  private addresses", policy_get(p, S_ALLOW_PRIVATE_ADDRESSES)
+                                             ? "ALLOWED: loopback, private, link-local and metadata addresses"
+                                             : "refused (loopback, RFC 1918, link-local, ULA, cloud metadata)");
+        buf_t lim = BUF_INIT;
+        buf_printf(&lim, "%lld bytes per body; connect %lld ms, whole fetch %lld ms",
+                   (long long)policy_get(p, S_FETCH_MAX_BYTES), (long long)policy_get(p, S_CONNECT_TIMEOUT_MS),
+                   (long long)policy_get(p, S_FETCH_TIMEOUT_MS));
+        item(out, "  limits", buf_cstr(&lim));
+        buf_free(&lim);
+    }
+}
+
+static void str_list(buf_t *b, const str_entry_t *v, size_t n, const char *empty)
+{
+    for (size_t i = 0; i < n; i++) buf_printf(b, "%s\"%s\"", i ? ", " : "", v[i].s);
+    if (!n) buf_adds(b, empty);
+}
+
+static void overview_commands(explain_t *e, buf_t *out)
+{
+    const policy_t *p = e->pol;
+    section(out, "Commands (session_bash: a guardrail checked before a command starts; the sandbox is the boundary)");
+    buf_t b = BUF_INIT;
+    str_list(&b, p->cmd_allow.v, p->cmd_allow.n, "any command (no allowlist)");
+    item(out, "allowed", buf_cstr(&b));
+    buf_truncate(&b, 0);
+    str_list(&b, p->cmd_deny.v, p->cmd_deny.n, "nothing (no denylist)");
+    item(out, "denied", buf_cstr(&b));
+    buf_free(&b);
+}
+
+static bool is_limit(setting_id_t id)
+{
+    return !setting_table[id].boolean;
+}
+
+static void overview_limits(explain_t *e, buf_t *out)
+{
+    const policy_t *p = e->pol;
+    section(out, "Limits");
+    for (int i = 0; i < S_COUNT; i++) {
+        const setting_info_t *si = &setting_table[i];
+        if (!is_limit((setting_id_t)i) || !si->enforced) continue;
+        char key[64], val[64];
+        snprintf(key, sizeof key, "%s%s%s", si->table ? si->table : "", si->table ? "." : "", si->key);
+        snprintf(val, sizeof val, "%lld%s%s", (long long)p->set[i].v, *si->unit ? " " : "", si->unit);
+        buf_t from = BUF_INIT;
+        buf_printf(&from, "%-16s %s%s%s", val, si->doc, p->set[i].present ? ", " : " (default)",
+                   at(e, p->set[i].span, p->set[i].present));
+        item(out, key, buf_cstr(&from));
+        buf_free(&from);
+    }
+}
+
+static void overview_env(explain_t *e, buf_t *out)
+{
+    const policy_t *p = e->pol;
+    section(out, "Environment (sandboxed commands start from an empty one)");
+    item(out, "fixed", policy_get(p, S_READ_PATH_DIRS) ? "PATH = the host's $PATH directories, HOME = TMPDIR = ${SCRATCH}"
+                                                       : "PATH = /usr/local/bin:/usr/bin:/bin, HOME = TMPDIR = ${SCRATCH}");
+    buf_t b = BUF_INIT;
+    str_list(&b, p->env_passthrough.v, p->env_passthrough.n, "nothing");
+    item(out, "copied from the host", buf_cstr(&b));
+    buf_truncate(&b, 0);
+    for (size_t i = 0; i < p->env_set.n; i++)
+        buf_printf(&b, "%s%s=\"%s\"", i ? ", " : "", p->env_set.v[i].name, p->env_set.v[i].value);
+    if (!p->env_set.n) buf_adds(&b, "nothing");
+    item(out, "set", buf_cstr(&b));
+    buf_truncate(&b, 0);
+    str_list(&b, p->env_allowlist.v, p->env_allowlist.n, "nothing");
+    item(out, "session_get_env may reveal", buf_cstr(&b));
+    buf_free(&b);
+}
+
+static void overview_unenforced(explain_t *e, buf_t *out)
+{
+    const policy_t *p = e->pol;
+    buf_t b = BUF_INIT;
+    for (int i = 0; i < S_COUNT; i++)
+        if (!setting_table[i].enforced && p->set[i].present)
+            buf_printf(&b, "%s%s = %lld", b.len ? ", " : "", setting_table[i].key, (long long)p->set[i].v);
+    const toml_value *root = p->doc ? toml_root(p->doc) : NULL;
+    static const char *const strs[] = {"mount_overlay_paths", "export_root", "snapshots_dir"};
+    for (size_t i = 0; i < 3; i++)
+        if (root && toml_get(root, strs[i])) buf_printf(&b, "%s%s", b.len ? ", " : "", strs[i]);
+    if (b.len) {
+        section(out, "Accepted for drun compatibility, not enforced by drun-mcp");
+        buf_printf(out, "  %s\n", buf_cstr(&b));
+    }
+    buf_free(&b);
+}
+
+void explain_overview(explain_t *e, buf_t *out)
+{
+    const policy_t *p = e->pol;
+    buf_printf(out, "Policy %s%s\n", p->path ? p->path : p->src ? p->src->name : "<default>",
+               p->is_default ? " (the built-in default policy)" : "");
+    for (int t = 0; t < 2; t++)
+        buf_printf(out, "  %-7s facts from %s (home %s); workspace %s\n", target_name((target_t)t), e->facts_from[t],
+                   e->facts[t]->home, e->roots[t].workspace);
+    buf_printf(out, "  scratch dir: %s (explain's choice; every session gets a fresh one)\n",
+               explain_show_path(e->res[TARGET_LINUX], NULL, e->roots[TARGET_LINUX].scratch, &e->a));
+    buf_printf(out, "  levels: the deepest grant on a path decides; caps only lower; shown for linux, paths as "
+                    "written\n");
+    overview_grants(e, out, LVL_WRITE, "Writable (read and write)");
+    overview_grants(e, out, LVL_READ, "Read-only");
+    overview_system(e, out, TARGET_LINUX);
+    overview_system(e, out, TARGET_MACOS);
+    overview_grants(e, out, LVL_NONE, "Hidden (no access, whatever grant is above)");
+    overview_protect(e, out);
+    overview_network(e, out);
+    overview_commands(e, out);
+    overview_limits(e, out);
+    overview_env(e, out);
+    overview_unenforced(e, out);
+    if (!e->bw || !e->sbpl) {
+        section(out, "Compile problems");
+        if (!e->bw) buf_printf(out, "  linux: %s\n", e->bw_err ? e->bw_err : "the sandbox could not be planned");
+        if (!e->sbpl) buf_adds(out, "  macos: policy.sb could not be built (a path holds a control character)\n");
+    }
+}
