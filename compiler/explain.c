@@ -926,15 +926,13 @@ static const char *grant_name(explain_t *e, const rrule_t *g)
 static void overview_grants(explain_t *e, buf_t *out, level_t want, const char *title)
 {
     const resolved_t *r = e->res[TARGET_LINUX];
-    bool any = false;
+    section(out, title);
     for (size_t i = 0; i < r->grants.n; i++) {
         const rrule_t *g = &r->grants.v[i];
         if (g->rule->kind == RK_SYSTEM || g->rule->kind == RK_PATH_DIR) continue;
         verdict_t v;
         level_t lvl = level_of(r, &e->roots[TARGET_LINUX], rrule_abs(g, &e->roots[TARGET_LINUX], &e->a), &v);
         if (lvl != want) continue;
-        if (!any) section(out, title);
-        any = true;
         buf_t from = BUF_INIT;
         grant_from(e, g, &from);
         if (lvl < g->level) {
@@ -951,14 +949,11 @@ static void overview_grants(explain_t *e, buf_t *out, level_t want, const char *
         for (size_t i = 0; i < r->caps.n; i++) {
             const rrule_t *c = &r->caps.v[i];
             if (c->level != LVL_NONE) continue;
-            if (!any) section(out, title);
-            any = true;
             buf_t from = BUF_INIT;
             buf_printf(&from, "%s (glob), %s", rule_kind_key(c->rule->kind), at(e, c->rule->span, c->rule->src != NULL));
             item(out, c->rule->written, buf_cstr(&from));
             buf_free(&from);
         }
-        if (!any) section(out, title);
         item(out, "everything else", "no grant: not in the sandbox at all");
     }
 }

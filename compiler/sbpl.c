@@ -140,16 +140,22 @@ static void render_origin(buf_t *out, const rrule_t *o)
     }
 }
 
-static void emit(gen_t *g, bool allow, unsigned ops, sbpl_filter_t f, path_base_t base, const char *arg,
-                 const rrule_t *origin)
+static void emit_if(gen_t *g, const char *guard, path_base_t guard_base, bool allow, unsigned ops, sbpl_filter_t f,
+                    path_base_t base, const char *arg, const rrule_t *origin)
 {
-    sbpl_rule_t rule = {allow, ops, f, base, arg, origin, 0};
+    sbpl_rule_t rule = {allow, ops, f, base, arg, origin, 0, guard, guard_base};
     buf_t *t = &g->s->text;
     size_t mark = t->len;
+    bool ok = true;
+    if (guard) {
+        buf_adds(t, "(if (drun-under? ");
+        ok = sbpl_quote(t, guard);
+        buf_printf(t, " (param \"%s\")) ", param_name(guard_base));
+    }
     buf_adds(t, allow ? "(allow" : "(deny");
     render_ops(t, ops);
     buf_addc(t, ' ');
-    if (!render_filter(t, &rule)) {
+    if (!ok || !render_filter(t, &rule)) {
         buf_truncate(t, mark); /* nothing of an unquotable string reaches the profile */
         const rule_t *r = origin ? origin->rule : NULL;
         diag_add(g->d, SEV_ERROR, "bad-path", r ? r->src : NULL, r ? r->span : (span_t){0, 0},
@@ -158,10 +164,17 @@ static void emit(gen_t *g, bool allow, unsigned ops, sbpl_filter_t f, path_base_
         return;
     }
     buf_addc(t, ')');
+    if (guard) buf_addc(t, ')');
     render_origin(t, origin);
     buf_addc(t, '\n');
     rule.line = ++g->lines;
     vec_push(&g->s->rules, rule);
+}
+
+static void emit(gen_t *g, bool allow, unsigned ops, sbpl_filter_t f, path_base_t base, const char *arg,
+                 const rrule_t *origin)
+{
+    emit_if(g, NULL, PB_ROOT, allow, ops, f, base, arg, origin);
 }
 
 static void add_text(gen_t *g, const char *t)
@@ -212,6 +225,14 @@ static const char base_profile[] =
     "  (global-name \"com.apple.system.opendirectoryd.libinfo\"))\n"
     "(allow ipc-posix-shm-read-data (ipc-posix-name \"apple.shm.notification_center\"))\n"
     "\n"
+    ";; (drun-under? path root): path is root or below it. Rules inside the\n"
+    ";; session directories use it: where the roots sit is known only at run time.\n"
+    "(define (drun-under? path root)\n"
+    "  (let ((n (string-length root)))\n"
+    "    (and (>= (string-length path) n)\n"
+    "         (string=? (substring path 0 n) root)\n"
+    "         (or (= (string-length path) n) (char=? (string-ref path n) #\\/)))))\n"
+    "\n"
     ";; no network rule at all: sandboxed commands have no network (fetch goes\n"
     ";; through the runtime, which checks the allowlist)\n";
 
@@ -244,6 +265,40 @@ static bool redundant_builtin(const resolved_t *r, const rrule_t *g)
     return best && best->level == g->level;
 }
 
+/* The session roots are parameters, so where they sit among the absolute
+ * rules is only known when the profile runs. An absolute grant inside the
+ * workspace (deny_read ~/project/secrets with the workspace at ~/project) is
+ * deeper than the workspace and must come after its rule: each one is
+ * emitted again after the session grants, guarded by drun-under? so it
+ * applies only when it really is inside that root. */
+static void emit_inside_sessions(gen_t *g)
+{
+    const resolved_t *r = g->r;
+    static const path_base_t roots[] = {PB_WORKSPACE, PB_SCRATCH};
+    for (int k = 0; k < 2; k++) {
+        bool header = false;
+        for (size_t i = 0; i < r->grants.n; i++) {
+            const rrule_t *gr = &r->grants.v[i];
+            if (gr->base != PB_ROOT || gr->rule->kind == RK_SYSTEM || gr->rule->kind == RK_PATH_DIR) continue;
+            if (!header) {
+                section(g, roots[k] == PB_WORKSPACE
+                               ? "absolute grants inside the workspace, if it holds them, are deeper than it"
+                               : "absolute grants inside the scratch dir, if it holds them, are deeper than it");
+                header = true;
+            }
+            const char *p = gr->path;
+            switch (gr->level) {
+            case LVL_WRITE: emit_if(g, p, roots[k], true, SB_READ | SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr); break;
+            case LVL_READ:
+                emit_if(g, p, roots[k], true, SB_READ, SBF_SUBPATH, PB_ROOT, p, gr);
+                emit_if(g, p, roots[k], false, SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr);
+                break;
+            case LVL_NONE: emit_if(g, p, roots[k], false, SB_READ | SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr); break;
+            }
+        }
+    }
+}
+
 static void emit_grants(gen_t *g)
 {
     const resolved_t *r = g->r;
@@ -270,6 +325,7 @@ static void emit_grants(gen_t *g)
         }
     }
     strmap_free(&writes);
+    emit_inside_sessions(g);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -415,6 +471,10 @@ level_t sbpl_eval(const sbpl_t *s, const roots_t *roots, const char *path, const
     for (size_t i = 0; i < s->rules.n; i++) {
         const sbpl_rule_t *r = &s->rules.v[i];
         if (!(r->ops & (SB_READ | SB_WRITE))) continue; /* metadata/unlink only: not a level */
+        if (r->guard) {
+            const char *root = r->guard_base == PB_WORKSPACE ? roots->workspace : roots->scratch;
+            if (!root || !path_is_under(r->guard, root)) continue;
+        }
         if (!filter_matches(r, roots, path, &tmp)) continue;
         if (r->ops & SB_READ) rd = r;
         if (r->ops & SB_WRITE) wr = r;

@@ -115,8 +115,8 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
     pid_t pid = -1;
     sbx_residue_t *residue = NULL;
     char *serr = NULL;
-    double t0 = now_msf();
     janitor_enter(s->janitor);
+    double t0 = now_msf(); /* the command's own time starts at the spawn */
     int rc = sandbox_spawn(s->sbx, &x, &pid, &residue, &serr);
     close_fd(&out[1]);
     close_fd(&err[1]);

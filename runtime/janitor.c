@@ -13,12 +13,17 @@
 /* Pending residues past which new commands wait for a cleanup (each holds
  * an fd). */
 #define PENDING_FORCE 256
+/* Cleanup waits for this long without a command ending: removing 20-odd
+ * placeholders costs milliseconds, and between the commands of a busy
+ * session they would only be made again. */
+#define QUIET_MS 300
 
 struct janitor {
     pthread_rwlock_t gate;            /* shared: a command runs; exclusive: cleanup */
     pthread_mutex_t mu;               /* guards pending and stop */
     pthread_cond_t cv;                /* pending grew, or stop */
     VEC(sbx_residue_t *) pending;
+    int64_t last_leave;               /* monotonic ms of the last command's end */
     bool stop;
     pthread_t thread;
 };
@@ -32,6 +37,30 @@ static void take_locked(janitor_t *j, sbx_residue_t ***v, size_t *n)
     j->pending.n = j->pending.cap = 0;
 }
 
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits on cv until the given monotonic ms at most (mu held). */
+static void wait_until(janitor_t *j, int64_t until_ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t ms = until_ms - mono_ms();
+    if (ms <= 0)
+        return;
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&j->cv, &j->mu, &ts);
+}
+
 static void *janitor_main(void *arg)
 {
     janitor_t *j = arg;
@@ -41,6 +70,10 @@ static void *janitor_main(void *arg)
             pthread_cond_wait(&j->cv, &j->mu);
         if (j->stop)
             break;
+        if (mono_ms() - j->last_leave < QUIET_MS) {
+            wait_until(j, j->last_leave + QUIET_MS);
+            continue;
+        }
         pthread_mutex_unlock(&j->mu);
         bool cleaned = false;
         if (pthread_rwlock_trywrlock(&j->gate) == 0) {
@@ -57,17 +90,8 @@ static void *janitor_main(void *arg)
             cleaned = true;
         }
         pthread_mutex_lock(&j->mu);
-        if (!cleaned && !j->stop) {
-            /* Commands are running; try again when one ends, or soon. */
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 200 * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&j->cv, &j->mu, &ts);
-        }
+        if (!cleaned && !j->stop)
+            wait_until(j, mono_ms() + 200); /* commands run: again when one ends, or soon */
     }
     pthread_mutex_unlock(&j->mu);
     return NULL;
@@ -135,9 +159,14 @@ void janitor_enter(janitor_t *j)
 void janitor_leave(janitor_t *j, sbx_residue_t *residue)
 {
     pthread_mutex_lock(&j->mu);
+    /* Wake the janitor only from its untimed wait (nothing pending): when
+     * something is pending it wakes on its own timer, and a wake-up per
+     * command would cost a context switch on the request path. */
+    if (residue && !j->pending.n)
+        pthread_cond_signal(&j->cv);
     if (residue)
         vec_push(&j->pending, residue);
-    pthread_cond_signal(&j->cv);
+    j->last_leave = mono_ms();
     pthread_mutex_unlock(&j->mu);
     pthread_rwlock_unlock(&j->gate);
 }

@@ -10,7 +10,9 @@
  * runs would lift its protection. Hence a gate: a command holds it shared
  * from spawn to exit, and placeholders are removed only with the gate held
  * exclusively — when no command runs. The removal runs on the janitor's own
- * thread, off the request path.
+ * thread, off the request path, once no command has ended for a moment
+ * (between the commands of a busy session the placeholders would only be
+ * made again).
  *
  * Locking: `gate` is the rwlock above (writer-preferring, so a forced
  * cleanup cannot be starved); `mu`/`cv` guard the pending list and the stop

@@ -302,8 +302,9 @@ int main(int argc, char **argv)
         free(token);
         return EXIT_USAGE;
     }
-    char *d = mcp_server_describe(srv);
-    rt_log(strstr(d, "error") ? RTLOG_WARN : RTLOG_INFO, "%s", d);
+    bool healthy;
+    char *d = mcp_server_describe(srv, &healthy);
+    rt_log(healthy ? RTLOG_INFO : RTLOG_WARN, "%s", d);
     free(d);
 
     int rc;

@@ -121,11 +121,12 @@ void mcp_server_free(mcp_server_t *s)
     free(s);
 }
 
-char *mcp_server_describe(mcp_server_t *s)
+char *mcp_server_describe(mcp_server_t *s, bool *healthy)
 {
     lpolicy_t *lp = reload_peek(s->reload);
     reload_stats_t st;
     reload_get_stats(s->reload, &st);
+    *healthy = lp && !st.error;
     char *d;
     if (lp && !st.error)
         d = xasprintf("policy generation %llu from %s", (unsigned long long)lp->generation,

@@ -44,8 +44,9 @@ mcp_server_t *mcp_server_new(const mcp_opts_t *o, char **err);
  * frees the server. Every connection must be freed first. */
 void mcp_server_free(mcp_server_t *s);
 
-/* One line for the startup log: where the policy comes from and its state. */
-char *mcp_server_describe(mcp_server_t *s);
+/* For the startup log: where the policy comes from and its state (caller
+ * frees); *healthy is false when the config does not compile. */
+char *mcp_server_describe(mcp_server_t *s, bool *healthy);
 
 /* A client connection (stdio: the one peer; HTTP: one Mcp-Session-Id). */
 mcp_conn_t *mcp_conn_new(mcp_server_t *s);

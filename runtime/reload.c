@@ -313,7 +313,9 @@ reloader_t *reload_new(const char *config, const char *artifacts, bool with_sand
     if (artifacts) {
         r->mode = RELOAD_ARTIFACTS;
         r->artifacts = xstrdup(artifacts);
-        r->watched = xasprintf("%s/policy.json", artifacts);
+        /* The directory itself: the compiler replaces each artifact by a
+         * rename into it, which changes its mtime — one stat sees them all. */
+        r->watched = xstrdup(artifacts);
     } else if (config) {
         r->mode = RELOAD_CONFIG;
         r->config = xstrdup(config);

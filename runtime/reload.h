@@ -65,7 +65,7 @@ typedef struct lpolicy {
 typedef enum {
     RELOAD_CONFIG,    /* --config FILE */
     RELOAD_CHAIN,     /* neither: $DRUN_CONFIG, ~/.drun/config.toml, embedded default */
-    RELOAD_ARTIFACTS, /* --artifacts DIR (policy.json watched) */
+    RELOAD_ARTIFACTS, /* --artifacts DIR (the directory watched: artifacts arrive by rename) */
 } reload_mode_t;
 
 typedef struct reloader reloader_t;

@@ -177,6 +177,8 @@ static void add_var(tool_call_t *tc, cJSON *vars, cJSON *unset, const char *name
     /* Values come from drun-mcp's own environment, and only for names the
      * operator listed in env_allowlist: the sandbox itself starts from an
      * empty environment, so this tool is the one door for host values. */
+    if (cJSON_GetObjectItemCaseSensitive(vars, name))
+        return; /* asked twice */
     const char *v = getenv(name);
     if (v) {
         tc_json_bytes(vars, name, v, strlen(v));

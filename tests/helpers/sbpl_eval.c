@@ -389,6 +389,38 @@ static void load(const char *file)
             free_node(n);
             continue;
         }
+        if (strcmp(h, "define") == 0) {
+            /* Only the compiler's one helper is known: (define (drun-under?
+             * path root) ...), "path is root or below it". Its meaning is
+             * implemented here, not read from the body. */
+            if (n->n < 3 || n->kids[1]->kind != N_LIST || n->kids[1]->n != 3 ||
+                !is_sym(n->kids[1]->kids[0], "drun-under?"))
+                die("line %u: unsupported definition", n->line);
+            free_node(n);
+            continue;
+        }
+        if (strcmp(h, "if") == 0) {
+            /* (if (drun-under? PATH ROOT) RULE): the parameters are known when
+             * the profile is loaded, so the condition is decided now. */
+            if (n->n != 3 || n->kids[1]->kind != N_LIST || n->kids[1]->n != 3 ||
+                !is_sym(n->kids[1]->kids[0], "drun-under?") || n->kids[2]->kind != N_LIST)
+                die("line %u: unsupported (if ...): only (if (drun-under? PATH ROOT) RULE)", n->line);
+            char *path = eval_str(n->kids[1]->kids[1]), *root = eval_str(n->kids[1]->kids[2]);
+            bool holds = under(path, root);
+            free(path);
+            free(root);
+            node_t *rule = n->kids[2];
+            n->kids[2] = NULL;
+            n->n = 2;
+            free_node(n);
+            if (!holds) {
+                free_node(rule);
+                continue;
+            }
+            n = rule;
+            if (n->n == 0 || n->kids[0]->kind != N_SYM) die("line %u: expected a rule", n->line);
+            h = n->kids[0]->s;
+        }
         if (strcmp(h, "allow") != 0 && strcmp(h, "deny") != 0) die("line %u: unsupported form (%s ...)", n->line, h);
         if (!version) die("line %u: (version 1) must come first", n->line);
         rule_t r = {strcmp(h, "allow") == 0, n, 1, n->line};

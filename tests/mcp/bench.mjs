@@ -3,7 +3,8 @@
 // "| benchmark | value | unit | notes |".
 //
 //  - tools/list and session_bash "true" round trips over stdio and HTTP with
-//    the official SDK client: median latency and sequential requests/s;
+//    a raw JSON-RPC client (median latency, sequential requests/s), and
+//    tools/list through the official SDK client for contrast;
 //  - what drun-mcp adds to the sandboxed command: per call, round trip minus
 //    the command's own spawn-to-exit time (duration_ms), median; and, for
 //    context, a bare `bwrap` run of the same vector (BARE_ARGS/BARE_BPF from
@@ -13,49 +14,98 @@
 //  - RSS of the server idle and with 50 sessions.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 
-import { start } from './lib.mjs';
+import { BIN, INIT, start, tmpdir } from './lib.mjs';
 
-const rows = [];
-const row = (name, value, unit, notes) => {
-  const line = `| ${name} | ${value} | ${unit} | ${notes} |`;
-  rows.push(line);
-  console.log(line);
-};
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor((s.length - 1) / 2)];
 };
+const row = (name, value, unit, notes) => console.log(`| ${name} | ${value} | ${unit} | ${notes} |`);
 const rssKb = (pid) => Number(fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m)[1]);
 const fmt = (x, d = 2) => x.toFixed(d);
 
-const N_LIST = Number(process.env.BENCH_N_LIST || 1000);
+const N_LIST = Number(process.env.BENCH_N_LIST || 2000);
 const N_BASH = Number(process.env.BENCH_N_BASH || 40);
+const CONFIG = 'max_sessions = 60\n';
+
+/** A raw JSON-RPC client: the SDK client's own costs (zod parsing, ajv
+ * compiling every outputSchema on tools/list) would otherwise dominate the
+ * microsecond figures. stdio: a pipe; http: fetch with keep-alive. */
+async function rawServer(transport) {
+  const dir = tmpdir(`bench-${transport}-`);
+  fs.writeFileSync(path.join(dir, 'config.toml'), CONFIG);
+  const args = ['--state-dir', path.join(dir, 'state'), '--config', path.join(dir, 'config.toml')];
+  let nextId = 1;
+  if (transport === 'stdio') {
+    const child = spawn(BIN, args, { stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, HOME: dir } });
+    const waiting = new Map();
+    let buf = '';
+    child.stdout.on('data', (d) => {
+      buf += d;
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const msg = JSON.parse(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        waiting.get(msg.id)?.(msg);
+        waiting.delete(msg.id);
+      }
+    });
+    const req = (method, params = {}) => new Promise((resolve) => {
+      const id = nextId++;
+      waiting.set(id, resolve);
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    });
+    await req('initialize', JSON.parse(INIT()).params);
+    return { pid: child.pid, req, close: () => { child.stdin.end(); return new Promise((r) => child.once('exit', r)); } };
+  }
+  const child = spawn(BIN, [...args, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOME: dir } });
+  const url = await new Promise((resolve, reject) => {
+    let e = '';
+    child.stderr.on('data', (d) => {
+      e += d;
+      const m = e.match(/listening on (http:\/\/\S+\/mcp)/);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', () => reject(new Error(e)));
+  });
+  const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+  const init = await fetch(url, { method: 'POST', headers, body: INIT() });
+  headers['Mcp-Session-Id'] = init.headers.get('mcp-session-id');
+  await init.text();
+  const req = async (method, params = {}) => {
+    const r = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }) });
+    return r.json();
+  };
+  return { pid: child.pid, req, close: () => { child.kill('SIGTERM'); return new Promise((r) => child.once('exit', r)); } };
+}
 
 async function transportBench(transport) {
-  const srv = await start(transport, { config: 'max_sessions = 60\n' });
+  const srv = await rawServer(transport);
   try {
-    for (let i = 0; i < 50; i++) await srv.client.listTools();
+    for (let i = 0; i < 100; i++) await srv.req('tools/list');
     const lat = [];
     const t0 = performance.now();
     for (let i = 0; i < N_LIST; i++) {
       const t = performance.now();
-      await srv.client.listTools();
+      await srv.req('tools/list');
       lat.push(performance.now() - t);
     }
     const secs = (performance.now() - t0) / 1000;
-    row(`${transport}: tools/list round trip`, fmt(median(lat) * 1000, 0), 'µs', `median of ${N_LIST}, SDK client`);
+    row(`${transport}: tools/list round trip`, fmt(median(lat) * 1000, 0), 'µs', `median of ${N_LIST}, raw JSON-RPC client (the SDK client adds its own schema compilation)`);
     row(`${transport}: tools/list throughput`, fmt(N_LIST / secs, 0), 'req/s', 'sequential, one client');
 
-    const { session_id } = await srv.call('create_session', {});
-    for (let i = 0; i < 3; i++) await srv.call('session_bash', { session_id, command: 'true' });
+    const tool = async (name, args) => (await srv.req('tools/call', { name, arguments: args })).result.structuredContent;
+    const { session_id } = await tool('create_session', {});
+    for (let i = 0; i < 3; i++) await tool('session_bash', { session_id, command: 'true' });
     const rt = [];
     const added = [];
     const inner = [];
     const b0 = performance.now();
     for (let i = 0; i < N_BASH; i++) {
       const t = performance.now();
-      const r = await srv.call('session_bash', { session_id, command: 'true' });
+      const r = await tool('session_bash', { session_id, command: 'true' });
       const ms = performance.now() - t;
       rt.push(ms);
       inner.push(r.duration_ms);
@@ -64,63 +114,87 @@ async function transportBench(transport) {
     const bsecs = (performance.now() - b0) / 1000;
     row(`${transport}: session_bash "true" round trip`, fmt(median(rt)), 'ms', `median of ${N_BASH}`);
     row(`${transport}: session_bash "true" throughput`, fmt(N_BASH / bsecs, 1), 'req/s', 'sequential, one client');
-    row(`${transport}: sandboxed command itself`, fmt(median(inner)), 'ms', 'duration_ms: sandbox_spawn (plan, fork, bwrap, bash -c true) to exit');
+    row(`${transport}: the sandboxed command itself`, fmt(median(inner)), 'ms', 'its duration_ms: sandbox_spawn (plan, fork, bwrap, bash -c true) to exit');
     row(`${transport}: drun-mcp overhead per session_bash`, fmt(median(added), 3), 'ms',
-      'round trip minus the command\'s own duration, median; target <= 1 ms');
+      'per call, round trip minus the command\'s own duration; median; target <= 1 ms');
 
-    // the per-call config check
-    const p0 = await srv.call('get_policy', {});
-    for (let i = 0; i < 500; i++) await srv.call('session_list', {});
-    const p1 = await srv.call('get_policy', {});
-    const checks = p1.counters.checks - p0.counters.checks;
-    const ns = (p1.counters.check_ns_total - p0.counters.check_ns_total) / Math.max(1, checks);
     if (transport === 'stdio') {
-      row('config check, unchanged file', fmt(ns / 1000, 2), 'µs', `per call (stat + compare under the lock), ${checks} calls, ` +
+      const p0 = (await tool('get_policy', {}));
+      for (let i = 0; i < 1000; i++) await tool('session_list', {});
+      const p1 = (await tool('get_policy', {}));
+      const checks = p1.counters.checks - p0.counters.checks;
+      const ns = (p1.counters.check_ns_total - p0.counters.check_ns_total) / Math.max(1, checks);
+      row('config check, unchanged file', fmt(ns / 1000, 2), 'µs', `per call: one stat + compare under the lock; ${checks} calls, ` +
         `${p1.counters.compiles - p0.counters.compiles} recompiles`);
-      const straced = strace(srv.pid, () => Promise.all([...Array(200)].map(() => srv.call('session_list', {}))));
-      const n = await straced;
-      if (n !== null) row('stat calls per tool call', fmt(n / 200, 2), 'stat/call', 'strace of 200 session_list calls; target: 1');
+      const n = await strace(srv.pid, async () => { for (let i = 0; i < 200; i++) await tool('session_list', {}); });
+      if (n !== null) {
+        row('stat calls on the config per tool call', fmt(n.config / 200, 2), 'stat/call', `strace of 200 session_list calls (${n.all} stat-family calls in all); target: 1`);
+      }
     }
-    return srv;
-  } catch (e) {
+  } finally {
     await srv.close();
-    throw e;
   }
 }
 
-/** Runs fn while strace counts the stat-family syscalls of pid; null without strace. */
+/** The SDK client as an agent would use it, for contrast. */
+async function sdkBench(transport) {
+  const srv = await start(transport, { config: CONFIG });
+  try {
+    for (let i = 0; i < 20; i++) await srv.client.listTools();
+    const lat = [];
+    for (let i = 0; i < 300; i++) {
+      const t = performance.now();
+      await srv.client.listTools();
+      lat.push(performance.now() - t);
+    }
+    row(`${transport}: tools/list through the SDK client`, fmt(median(lat), 2), 'ms', 'median of 300; mostly the client compiling the ten outputSchemas');
+  } finally {
+    await srv.close();
+  }
+}
+
+/** Runs fn while strace records the stat-family syscalls of pid; returns
+ * { config, all } counts, or null without strace. */
 async function strace(pid, fn) {
   if (spawnSync('strace', ['-V']).status !== 0) return null;
-  const out = `${process.env.ROOT || '.'}/${process.env.B || 'build'}/bench-strace.txt`;
-  const st = spawn('strace', ['-f', '-qq', '-c', '-S', 'name', '-o', out, '-e', 'trace=stat,lstat,newfstatat,statx,fstat', '-p', String(pid)]);
+  const out = path.resolve(process.env.ROOT || '.', process.env.B || 'build', 'bench-strace.txt');
+  const st = spawn('strace', ['-f', '-qq', '-o', out, '-e', 'trace=stat,lstat,newfstatat,statx,fstat,fstatat64', '-p', String(pid)]);
   await new Promise((r) => setTimeout(r, 500));
   await fn();
   st.kill('SIGINT');
   await new Promise((r) => st.once('exit', r));
-  const text = fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '';
-  let calls = 0;
-  for (const m of text.matchAll(/^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)\s+(?:\d+\s+)?(stat|lstat|newfstatat|statx|fstat)\s*$/gm)) calls += Number(m[1]);
-  return calls;
+  const lines = (fs.existsSync(out) ? fs.readFileSync(out, 'utf8') : '').split('\n')
+    .filter((l) => /stat/.test(l) && !/resumed>/.test(l));
+  fs.rmSync(out, { force: true });
+  return { config: lines.filter((l) => l.includes('config.toml')).length, all: lines.length };
 }
 
 function bareBwrap() {
   const args = process.env.BARE_ARGS;
   const bpf = process.env.BARE_BPF;
   if (!args || !bpf || !fs.existsSync(args)) return;
+  // The vector reads data (blocked files) from fds it names: give each /dev/null.
+  const words = fs.readFileSync(args, 'utf8').split('\0');
+  const dataFds = [];
+  words.forEach((w, i) => { if (/^--(ro-)?bind-data$|^--file$/.test(w)) dataFds.push(Number(words[i + 1])); });
   const runs = [];
   for (let i = 0; i < N_BASH + 3; i++) {
-    const fa = fs.openSync(args, 'r');
-    const fb = fs.openSync(bpf, 'r');
+    const stdio = ['ignore', 'ignore', 'ignore', fs.openSync(args, 'r'), fs.openSync(bpf, 'r')];
+    for (const fd of dataFds) {
+      while (stdio.length <= fd) stdio.push('ignore');
+      stdio[fd] = fs.openSync('/dev/null', 'r');
+    }
     const t = performance.now();
-    const r = spawnSync('bwrap', ['--args', '3', '--seccomp', '4', '--', '/bin/bash', '-c', 'true'],
-      { stdio: ['ignore', 'ignore', 'ignore', fa, fb] });
+    const r = spawnSync('bwrap', ['--args', '3', '--seccomp', '4', '--', '/bin/bash', '-c', 'true'], { stdio });
     const ms = performance.now() - t;
-    fs.closeSync(fa);
-    fs.closeSync(fb);
-    if (r.status !== 0) return;
+    for (const fd of stdio) if (typeof fd === 'number') fs.closeSync(fd);
+    if (r.status !== 0) {
+      row('bare bwrap, same vector', 'failed', '', `bwrap exited ${r.status}`);
+      return;
+    }
     if (i >= 3) runs.push(ms);
   }
-  row('bare bwrap, same vector, bash -c true', fmt(median(runs)), 'ms', `median of ${N_BASH}, spawned from node; no drun-mcp involved`);
+  row('bare bwrap, same vector, bash -c true', fmt(median(runs)), 'ms', `median of ${N_BASH}, spawned from node (no planning, no drun-mcp)`);
 }
 
 async function rssBench() {
@@ -136,9 +210,7 @@ async function rssBench() {
   }
 }
 
-for (const t of ['stdio', 'http']) {
-  const srv = await transportBench(t);
-  await srv.close();
-}
+for (const t of ['stdio', 'http']) await transportBench(t);
 bareBwrap();
+for (const t of ['stdio', 'http']) await sdkBench(t);
 await rssBench();

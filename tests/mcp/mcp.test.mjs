@@ -397,3 +397,34 @@ test('stdio: requests are answered concurrently (ping while a command runs)', as
     assert.equal((await slow).stdout, 'slow\n');
   });
 });
+
+test('stdio: --artifacts serves precompiled artifacts, reloads them, and refuses tampered ones', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const { ROOT, B, tmpdir } = await import('./lib.mjs');
+  const policy = path.resolve(ROOT, B, 'drun-policy');
+  const dir = tmpdir('artifacts-');
+  const cfg = path.join(dir, 'reviewed.toml');
+  const out = path.join(dir, 'out');
+  fs.writeFileSync(cfg, 'bash_timeout_ms = 7777\n');
+  execFileSync(policy, ['compile', cfg, '-o', out]);
+  await withServer('stdio', { dir, args: ['--artifacts', out] }, async (srv) => {
+    const p = await srv.call('get_policy', {});
+    assert.equal(p.mode, 'artifacts');
+    assert.equal(p.state, 'ok');
+    assert.equal(p.policy.settings.bash_timeout_ms, 7777);
+    const { session_id } = await srv.call('create_session', {});
+    assert.equal((await bash(srv, session_id, 'echo ok')).stdout, 'ok\n');
+    // CI publishes a new reviewed set: it applies to the next call
+    fs.writeFileSync(cfg, 'bash_timeout_ms = 8888\n');
+    execFileSync(policy, ['compile', cfg, '-o', out]);
+    assert.equal((await srv.call('get_policy', {})).policy.settings.bash_timeout_ms, 8888);
+    // a tampered artifact fails its manifest hash: the last good set stays
+    const args = path.join(out, 'bwrap.args');
+    fs.writeFileSync(`${args}.tmp`, `${fs.readFileSync(args, 'utf8')}--bind\n/\n/\n`);
+    fs.renameSync(`${args}.tmp`, args);
+    const stale = await srv.call('get_policy', {});
+    assert.equal(stale.state, 'stale');
+    assert.equal(stale.policy.settings.bash_timeout_ms, 8888);
+    assert.match(stale.error, /artifacts/);
+  });
+});
