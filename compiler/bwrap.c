@@ -452,22 +452,12 @@ static bool apply_cap(plan_t *p, loc_t t, const rrule_t *c)
  * whether the head holds "**". */
 static const char *glob_tail(const char *pattern, size_t *head_len, bool *dstar)
 {
-    const char *last_wild = NULL, *s = pattern;
+    const char *last_wild = pattern, *s = pattern, *b, *e;
     *dstar = false;
-    while (*s) {
-        while (*s == '/') s++;
-        const char *st = s;
-        while (*s && *s != '/') s++;
-        if (s == st) break;
-        bool wild = false;
-        for (const char *q = st; q < s; q++) {
-            if (*q == '\\' && q + 1 < s) q++;
-            else if (*q == '*' || *q == '?') wild = true;
-        }
-        if (wild) last_wild = s;
-        if (s - st == 2 && st[0] == '*' && st[1] == '*') *dstar = true;
+    while (path_next_comp(&s, &b, &e)) {
+        if (glob_comp_wild(b, e)) last_wild = e;
+        if (e - b == 2 && b[0] == '*' && b[1] == '*') *dstar = true;
     }
-    if (!last_wild) last_wild = pattern;
     *head_len = (size_t)(last_wild - pattern);
     return *last_wild == '/' ? last_wild + 1 : last_wild;
 }

@@ -101,6 +101,13 @@ const cli_cmd_t cli_commands[] = {
      "Load it with: source <(drun-policy completion bash)",
      "drun-policy completion bash > /etc/bash_completion.d/drun-policy",
      "", 1, 1, false, cmd_completion},
+    {"schema", "",
+     "print the JSON Schema of the policy language, for TOML editors (Taplo, Even Better TOML)",
+     "Generated from the compiler's key table: every key, its type, default and range, and "
+     "additionalProperties false everywhere, so a typo is flagged while you type. The compiler "
+     "remains the authority. How to point an editor at it: docs/editors.md.",
+     "drun-policy schema > config.schema.json",
+     "", 0, 0, false, cmd_schema},
     {NULL, NULL, NULL, NULL, NULL, NULL, 0, 0, false, NULL},
 };
 
@@ -129,13 +136,52 @@ static const cli_cmd_t *find_cmd(const char *name)
     return NULL;
 }
 
+/* Help and usage lines are wrapped to this width (one screen: 24 x 100). */
+#define HELP_WIDTH 100
+
+/* Prints text starting at column col, breaking at spaces outside [...] so
+ * that a synopsis group such as "[--target linux|macos|all]" stays whole;
+ * continuation lines start with indent spaces. Ends with a newline. */
+static void wrap(FILE *f, const char *text, int col, int indent)
+{
+    const char *p = text;
+    bool first = true;
+    while (*p) {
+        while (*p == ' ') p++;
+        const char *w = p;
+        int depth = 0;
+        for (; *p && (*p != ' ' || depth > 0); p++) depth += *p == '[' ? 1 : *p == ']' ? -1 : 0;
+        int len = (int)(p - w);
+        if (len == 0) break;
+        if (!first && col + 1 + len > HELP_WIDTH) {
+            fprintf(f, "\n%*s", indent, "");
+            col = indent;
+        } else if (!first) {
+            fputc(' ', f);
+            col++;
+        }
+        fwrite(w, 1, (size_t)len, f);
+        col += len;
+        first = false;
+    }
+    fputc('\n', f);
+}
+
+/* "usage: drun-policy NAME SYNOPSIS", wrapped under the synopsis. */
+static void print_usage(FILE *f, const cli_cmd_t *c)
+{
+    int col = fprintf(f, "usage: drun-policy %s ", c->name);
+    wrap(f, c->synopsis, col, col);
+}
+
 static void print_opt(FILE *f, const cli_opt_t *o)
 {
     buf_t b = BUF_INIT;
     if (o->short_name) buf_printf(&b, "-%c, ", o->short_name);
     buf_printf(&b, "--%s", o->name);
     if (o->kind == OPT_VALUE) buf_printf(&b, " %s", o->choices ? o->choices : o->metavar);
-    fprintf(f, "  %-28s %s\n", buf_cstr(&b), o->help);
+    int col = fprintf(f, "  %-28s ", buf_cstr(&b));
+    wrap(f, o->help, col, 31);
     buf_free(&b);
 }
 
@@ -143,34 +189,61 @@ void cli_help(const cli_cmd_t *c)
 {
     if (!c) {
         printf("drun-policy %s: compile one config.toml into sandbox profiles, and review it\n\n"
-               "usage: drun-policy COMMAND [ARGS...]\n\ncommands:\n", DRUN_VERSION);
-        for (const cli_cmd_t *k = cli_commands; k->name; k++)
-            printf("  %-12s %s\n", k->name, k->summary);
+               "usage: drun-policy COMMAND [ARGS...]\n"
+               "       drun-policy --help | --version\n\ncommands:\n", DRUN_VERSION);
+        for (const cli_cmd_t *k = cli_commands; k->name; k++) wrap(stdout, k->summary, printf("  %-12s ", k->name), 15);
         printf("\nWith no CONFIG: $DRUN_CONFIG, then ~/.drun/config.toml, then the built-in default.\n"
                "Exit status: 0 ok, 1 policy rejected or changed, 2 usage or I/O error.\n"
-               "Run 'drun-policy COMMAND --help' for a command's options.\n");
+               "Run 'drun-policy COMMAND --help' for a command's options; man drun-policy for all.\n");
         return;
     }
-    printf("usage: drun-policy %s %s\n\n%s.\n", c->name, c->synopsis, c->summary);
-    if (c->details) printf("\n%s\n", c->details);
-    bool any = false;
-    for (const cli_opt_t *o = cli_options; o->name; o++) {
-        if (!cli_cmd_takes(c, o->name)) continue;
-        if (!any) printf("\noptions:\n");
-        any = true;
-        print_opt(stdout, o);
+    print_usage(stdout, c);
+    printf("\n");
+    wrap(stdout, c->summary, 0, 0);
+    if (c->details) {
+        printf("\n");
+        wrap(stdout, c->details, 0, 0);
     }
+    printf("\noptions:\n");
+    for (const cli_opt_t *o = cli_options; o->name; o++)
+        if (cli_cmd_takes(c, o->name)) print_opt(stdout, o);
     printf("  %-28s %s\n", "-h, --help", "show this help");
     printf("\nexample:\n  %s\n", c->example);
 }
 
+/* A usage error: the message (with a suggestion when there is one), then the
+ * command's usage line, so the fix is on screen. Exit status 2. */
 static int usage_error(const cli_cmd_t *c, const char *fmt, const char *arg, const char *hint)
 {
     fprintf(stderr, "drun-policy%s%s: ", c ? " " : "", c ? c->name : "");
     fprintf(stderr, fmt, arg);
     if (hint) fprintf(stderr, " (did you mean '%s'?)", hint);
-    fprintf(stderr, "\nRun 'drun-policy %s%s--help' for usage.\n", c ? c->name : "", c ? " " : "");
+    fputc('\n', stderr);
+    if (c) {
+        print_usage(stderr, c);
+        fprintf(stderr, "Run 'drun-policy %s --help' for the options and an example.\n", c->name);
+    } else {
+        fprintf(stderr, "Run 'drun-policy --help' for the list of commands.\n");
+    }
     return EXIT_USAGE;
+}
+
+/* The required positional words of c's synopsis (those outside [...] that
+ * are not options), from the n-th on: "NEW" when diff got only OLD. */
+static void missing_positionals(const cli_cmd_t *c, int n, char *out, size_t size)
+{
+    out[0] = '\0';
+    int depth = 0, i = 0;
+    size_t len = 0;
+    for (const char *p = c->synopsis; *p;) {
+        if (*p == ' ') { p++; continue; }
+        const char *w = p;
+        int d0 = depth;
+        for (; *p && *p != ' '; p++) depth += *p == '[' ? 1 : *p == ']' ? -1 : 0;
+        if (d0 > 0 || *w == '[' || *w == '-') continue;
+        if (i++ < n) continue;
+        len += (size_t)snprintf(out + len, len < size ? size - len : 0, "%s%.*s", len ? " " : "", (int)(p - w), w);
+    }
 }
 
 /* The long names a command accepts, as "--name" strings for suggestions. */
@@ -197,6 +270,25 @@ static bool in_choices(const char *choices, const char *v)
     for (const char *p = choices; p; p = strchr(p, '|'), p = p ? p + 1 : NULL)
         if (strncmp(p, v, n) == 0 && (p[n] == '|' || p[n] == '\0')) return true;
     return false;
+}
+
+/* "--target must be one of linux|macos|all, not 'lnux' (did you mean 'linux'?)" */
+static int bad_choice(const cli_cmd_t *c, const cli_opt_t *o, const char *val)
+{
+    char names[8][24];
+    const char *cands[9];
+    size_t n = 0;
+    for (const char *p = o->choices; p && *p && n < 8; n++) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        snprintf(names[n], sizeof names[n], "%.*s", (int)len, p);
+        cands[n] = names[n];
+        p = bar ? bar + 1 : NULL;
+    }
+    cands[n] = NULL;
+    char fmt[96];
+    snprintf(fmt, sizeof fmt, "--%s must be one of %s, not '%%s'", o->name, o->choices);
+    return usage_error(c, fmt, val, suggest(val, cands));
 }
 
 policy_t *cli_load_policy(const char *cmd, const char *path, int *rc)
@@ -284,20 +376,22 @@ int cli_main(int argc, char **argv)
                 if (i + 1 >= argc) return usage_error(c, "option '%s' needs a value", arg, NULL);
                 val = argv[++i];
             }
-            if (o->choices && !in_choices(o->choices, val)) {
-                fprintf(stderr, "drun-policy %s: --%s must be one of %s, not '%s'\n", c->name,
-                        o->name, o->choices, val);
-                return EXIT_USAGE;
-            }
+            if (o->choices && !in_choices(o->choices, val)) return bad_choice(c, o, val);
             const char **slot = (const char **)((char *)&a + o->offset);
             if (o->offset == offsetof(cli_args_t, facts) && a.facts[0]) slot = &a.facts[1];
             *slot = val;
             continue;
         }
-        if (a.npos >= c->max_pos) return usage_error(c, "unexpected argument '%s'", arg, NULL);
+        if (a.npos >= c->max_pos)
+            return usage_error(c, c->takes_rest ? "unexpected argument '%s': the command to run goes after '--'"
+                                                : "unexpected argument '%s'", arg, NULL);
         a.pos[a.npos++] = arg;
     }
-    if (a.npos < c->min_pos) return usage_error(c, "missing argument%s", "", NULL);
+    if (a.npos < c->min_pos) {
+        char want[128];
+        missing_positionals(c, a.npos, want, sizeof want);
+        return usage_error(c, "missing %s", want, NULL);
+    }
     if (c->takes_rest && a.nrest == 0)
         return usage_error(c, "missing the command to run after '--'%s", "", NULL);
     return c->run(&a);

@@ -89,6 +89,7 @@ int cmd_run(const cli_args_t *a);
 int cmd_facts(const cli_args_t *a);
 int cmd_toml_decode(const cli_args_t *a);
 int cmd_completion(const cli_args_t *a);
+int cmd_schema(const cli_args_t *a);
 int cmd_lint(const cli_args_t *a);
 int cmd_explain(const cli_args_t *a);
 int cmd_diff(const cli_args_t *a);

@@ -324,23 +324,31 @@ bool glob_may_match_below(const char *pattern, const char *dir)
     return dp_match(pattern, dir, 2);
 }
 
+bool path_next_comp(const char **s, const char **b, const char **e)
+{
+    const char *p = *s;
+    while (*p == '/') p++;
+    if (!*p) return false;
+    *b = p;
+    while (*p && *p != '/') p++;
+    *e = *s = p;
+    return true;
+}
+
+bool glob_comp_wild(const char *b, const char *e)
+{
+    for (const char *q = b; q < e; q++) {
+        if (*q == '\\' && q + 1 < e && (q[1] == '*' || q[1] == '?')) q++;
+        else if (*q == '*' || *q == '?') return true;
+    }
+    return false;
+}
+
 size_t glob_literal_prefix_len(const char *pattern)
 {
     size_t keep = 0;
-    const char *s = pattern;
-    while (*s) {
-        while (*s == '/') s++;
-        const char *st = s;
-        while (*s && *s != '/') s++;
-        if (s == st) break;
-        bool wild = false;
-        for (const char *q = st; q < s; q++) {
-            if (*q == '\\' && q + 1 < s && (q[1] == '*' || q[1] == '?')) q++;
-            else if (*q == '*' || *q == '?') wild = true;
-        }
-        if (wild) break;
-        keep = (size_t)(s - pattern);
-    }
+    const char *s = pattern, *b, *e;
+    while (path_next_comp(&s, &b, &e) && !glob_comp_wild(b, e)) keep = (size_t)(e - pattern);
     return keep;
 }
 

@@ -44,6 +44,12 @@ const char *path_join_rel(const char *rel, const char *more, arena_t *a);
 
 /* ---- globs ------------------------------------------------------------------------ */
 
+/* Steps to the next component of a path or glob: [*b, *e), and *s past it.
+ * False at the end. */
+bool path_next_comp(const char **s, const char **b, const char **e);
+/* Does the glob component [b, e) hold an unescaped '*' or '?'? */
+bool glob_comp_wild(const char *b, const char *e);
+
 /* Does the absolute glob pattern match the absolute path exactly? */
 bool glob_match(const char *pattern, const char *path);
 /* Does it match path or one of path's ancestors (a cap covers what is below)? */

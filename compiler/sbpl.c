@@ -45,12 +45,8 @@ const char *glob_to_regex(const char *pattern, bool below, arena_t *a)
 {
     buf_t b = BUF_INIT;
     buf_addc(&b, '^');
-    const char *s = pattern;
-    while (*s) {
-        while (*s == '/') s++;
-        const char *st = s;
-        while (*s && *s != '/') s++;
-        if (s == st) break;
+    const char *s = pattern, *st;
+    while (path_next_comp(&s, &st, &s)) {
         if (s - st == 2 && st[0] == '*' && st[1] == '*') {
             buf_adds(&b, "(/.*)?"); /* zero or more whole components */
             continue;
