@@ -50,17 +50,18 @@ UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 UNIT_BIN   := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+MAN_PAGES  := $(patsubst docs/man/%.scd,$(B)/man/%,$(wildcard docs/man/*.scd))
 
 LIB        := $(B)/libdrunpolicy.a
 BINS       := $(B)/drun-policy $(if $(RT_SRC),$(B)/drun-mcp)
 
-.PHONY: all deps test demo golden bench fuzz install uninstall clean unit
+.PHONY: all deps test demo golden bench fuzz install uninstall clean unit man
 .DELETE_ON_ERROR:
 # Generated sources are only named by pattern rules: keep make from deleting
 # them as intermediates (which would regenerate and rebuild on every run).
 .SECONDARY: $(GEN_C) $(GEN_H)
 
-all: $(BINS) $(UNIT_BIN)
+all: $(BINS) $(UNIT_BIN) $(MAN_PAGES)
 
 # ---- generated front end ------------------------------------------------------
 
@@ -106,6 +107,14 @@ $(B)/tests/%: tests/unit/%.c $(LIB) | $(GEN_H)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+
+# ---- man pages: scdoc sources in docs/man, rendered and checked by tests/suites/71-man ----
+
+man: $(MAN_PAGES)
+
+$(B)/man/%: docs/man/%.scd
+	@mkdir -p $(@D)
+	scdoc < $< > $@
 
 # ---- the two commands -------------------------------------------------------------
 
@@ -154,11 +163,11 @@ BINDIR  := $(DESTDIR)$(PREFIX)/bin
 install: all
 	install -d $(BINDIR)
 	install -m 0755 $(BINS) $(BINDIR)/
-	@if [ -x scripts/install-extra ]; then DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" scripts/install-extra install; fi
+	@if [ -x scripts/install-extra ]; then DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" B="$(B)" scripts/install-extra install; fi
 
 uninstall:
 	rm -f $(BINDIR)/drun-policy $(BINDIR)/drun-mcp
-	@if [ -x scripts/install-extra ]; then DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" scripts/install-extra uninstall; fi
+	@if [ -x scripts/install-extra ]; then DESTDIR="$(DESTDIR)" PREFIX="$(PREFIX)" B="$(B)" scripts/install-extra uninstall; fi
 
 clean:
 	rm -rf build

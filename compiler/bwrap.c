@@ -56,6 +56,8 @@ typedef struct plan {
     VEC(char *) *residue;
     size_t walked;
     char *err;
+    char *upbuf;        /* scratch for ancestor lookups (FOR_KEY_AND_UP) */
+    size_t upcap;
 } plan_t;
 
 /* ---- locations ------------------------------------------------------------------------- */
@@ -169,9 +171,41 @@ static ex_t exists(plan_t *p, loc_t l)
 
 /* ---- levels, fast ----------------------------------------------------------------------------- */
 
+/* Cuts a key in place to its parent: "/a/b" -> "/a" -> "/", "W:a/b" -> "W:a"
+ * -> "W:". False at a root. */
+static bool cut_to_parent(char *k)
+{
+    if (k[0] == '/') {
+        if (!k[1]) return false;
+        char *s = strrchr(k, '/');
+        if (s == k) s[1] = '\0';
+        else *s = '\0';
+        return true;
+    }
+    if (!k[2]) return false;
+    char *s = strrchr(k + 2, '/');
+    *(s ? s : k + 2) = '\0';
+    return true;
+}
+
+/* The key and its ancestors, deepest first, in one reused buffer (these
+ * lookups run for every location the plan touches: no allocation each). */
+#define FOR_KEY_AND_UP(p, key, k) \
+    for (char *k = strcpy(up_buf(p, key), key), *k##_go = k; k##_go; k##_go = cut_to_parent(k) ? k : NULL)
+
+static char *up_buf(plan_t *p, const char *key)
+{
+    size_t n = strlen(key) + 1;
+    if (p->upcap < n) {
+        p->upbuf = xrealloc(p->upbuf, n);
+        p->upcap = n;
+    }
+    return p->upbuf;
+}
+
 static const rrule_t *grant_for(plan_t *p, const char *key)
 {
-    for (const char *k = key; k; k = parent_key(p, k)) {
+    FOR_KEY_AND_UP(p, key, k) {
         long i = strmap_get(&p->grant_at, k);
         if (i >= 0) return &p->r->grants.v[i];
     }
@@ -187,9 +221,11 @@ static level_t grant_level(plan_t *p, const char *key)
 static level_t level_at(plan_t *p, loc_t l)
 {
     level_t lv = grant_level(p, l.key);
-    for (const char *k = l.key; k && lv > LVL_NONE; k = parent_key(p, k)) {
-        long c = strmap_get(&p->litcap_at, k);
-        if (c >= 0 && (level_t)c < lv) lv = (level_t)c;
+    if (lv > LVL_NONE && p->litcap_at.n) {
+        FOR_KEY_AND_UP(p, l.key, k) {
+            long c = strmap_get(&p->litcap_at, k);
+            if (c >= 0 && (level_t)c < lv) lv = (level_t)c;
+        }
     }
     if (l.abs)
         for (size_t i = 0; i < p->r->caps.n && lv > LVL_NONE; i++) {
@@ -201,7 +237,8 @@ static level_t level_at(plan_t *p, loc_t l)
 
 static bool is_hidden(plan_t *p, const char *key)
 {
-    for (const char *k = key; k; k = parent_key(p, k))
+    if (!p->hidden.n) return false;
+    FOR_KEY_AND_UP(p, key, k)
         if (strmap_get(&p->hidden, k) >= 0) return true;
     return false;
 }
@@ -488,6 +525,21 @@ static bool tail_blocks(plan_t *p, loc_t d, bool is_root)
     return true;
 }
 
+/* The runtime's own directories (other sessions' workspaces) stay dark even
+ * under a grant that covers them (allow_read = ["~"] covers the state dir):
+ * an empty tmpfs, made read-only in phase 2; the session's own directories
+ * inside are deeper, so they are mounted after it. */
+static void plan_hidden_dirs(plan_t *p)
+{
+    if (!p->roots || !p->roots->hide) return;
+    for (const char *const *h = p->roots->hide; *h; h++) {
+        loc_t l = loc_make(p, PB_ROOT, *h);
+        if (exists(p, l) != EX_DIR || level_at(p, l) == LVL_NONE) continue;
+        mount1(p, PH_MOUNT, l, "--tmpfs", NULL, "the runtime's state: other sessions are not visible");
+        mount1(p, PH_CAP, l, "--remount-ro", NULL, "the runtime's state: other sessions are not visible");
+    }
+}
+
 /* ---- the exec-time walk: glob caps under the user's grants ------------------------------------------- */
 
 typedef struct walker {
@@ -728,6 +780,7 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
 
     plan_flags(&p);
     plan_base_mounts(&p);
+    plan_hidden_dirs(&p);
     /* caps first: what they hide whole is skipped by the grants below them */
     bool ok = plan_literal_caps(&p) && (roots ? plan_walk(&p) : true);
     if (ok && !roots) {
@@ -747,6 +800,7 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
     strmap_free(&p.litcap_at);
     strmap_free(&p.seen);
     strmap_free(&p.hidden);
+    free(p.upbuf);
     vec_free(&p.wmounts);
     vec_free(&p.ro_caps);
     if (!ok) {

@@ -75,11 +75,11 @@ const cli_cmd_t cli_commands[] = {
      "format strict facts rules", 0, 1, false, cmd_lint},
     {"explain", "[CONFIG] [--workspace DIR] [--read PATH] [--write PATH] [--exec CMD] [--fetch URL] "
      "[--queries FILE] [--json] [--facts FILE]...",
-     "say what a policy allows in plain words, or answer one question with the rules and artifact lines behind it",
-     "With no question: what is writable, readable, hidden and protected, the network, commands, "
-     "limits and environment. With --read/--write PATH (absolute, ~/..., ${WORKSPACE}/..., or relative "
-     "to the workspace), --exec CMD or --fetch URL: the decision, the grant and caps that made it "
-     "(file:line), and for each target the artifact line that enforces it. A deny is an answer: exit 0.",
+     "say what a policy allows in plain words, or answer a question with the rules behind it",
+     "With no question: what is writable, readable, hidden and protected; the network, commands, "
+     "limits and environment. With a question: the decision, the grant and caps that made it "
+     "(file:line), and the artifact line that enforces it on each target. A PATH is absolute, ~/..., "
+     "${WORKSPACE}/... or relative to the workspace. A deny is an answer: exit 0.",
      "drun-policy explain config.toml --write ~/.bashrc",
      "workspace read write exec fetch queries json facts", 0, 1, false, cmd_explain},
     {"diff", "OLD NEW [--json] [--facts FILE]...",
@@ -90,7 +90,7 @@ const cli_cmd_t cli_commands[] = {
      "drun-policy diff old/config.toml config.toml",
      "json facts", 2, 2, false, cmd_diff},
     {"check", "[CONFIG] --golden DIR",
-     "recompile with the facts recorded in DIR/policy.json and diff against the artifacts in DIR",
+     "recompile with the facts recorded in DIR and diff against the artifacts in DIR",
      "What CI runs on every policy change: the committed artifacts must be what this compiler makes "
      "of the committed config. Prints a unified diff of every drifted artifact; exit 1 on drift or a "
      "missing artifact, 0 when identical.",
@@ -102,7 +102,7 @@ const cli_cmd_t cli_commands[] = {
      "drun-policy completion bash > /etc/bash_completion.d/drun-policy",
      "", 1, 1, false, cmd_completion},
     {"schema", "",
-     "print the JSON Schema of the policy language, for TOML editors (Taplo, Even Better TOML)",
+     "print the JSON Schema of the policy language, for TOML editors",
      "Generated from the compiler's key table: every key, its type, default and range, and "
      "additionalProperties false everywhere, so a typo is flagged while you type. The compiler "
      "remains the authority. How to point an editor at it: docs/editors.md.",
@@ -199,7 +199,7 @@ void cli_help(const cli_cmd_t *c)
     }
     print_usage(stdout, c);
     printf("\n");
-    wrap(stdout, c->summary, 0, 0);
+    printf("%s.\n", c->summary);
     if (c->details) {
         printf("\n");
         wrap(stdout, c->details, 0, 0);
@@ -390,7 +390,7 @@ int cli_main(int argc, char **argv)
     if (a.npos < c->min_pos) {
         char want[128];
         missing_positionals(c, a.npos, want, sizeof want);
-        return usage_error(c, "missing %s", want, NULL);
+        return usage_error(c, "missing argument %s", want, NULL);
     }
     if (c->takes_rest && a.nrest == 0)
         return usage_error(c, "missing the command to run after '--'%s", "", NULL);

@@ -33,7 +33,8 @@ static bool read_manifest(const char *dir, recorded_t *r, char **err)
     bool ok = read_file(path, &b, err);
     cJSON *root = ok ? cJSON_ParseWithLength(b.p ? b.p : "", b.len) : NULL;
     if (ok && !root) {
-        *err = xasprintf("%s: not JSON", path);
+        *err = xasprintf("%s: not JSON: it was not written by drun-policy compile (rewrite DIR with "
+                         "'drun-policy compile CONFIG -o DIR')", path);
         ok = false;
     }
     if (ok) {
@@ -133,13 +134,16 @@ static bool same_bpf(const char *dir, const buf_t *now, const char *recorded_sha
 int cmd_check_golden(const cli_args_t *a)
 {
     if (!a->golden) {
-        fprintf(stderr, "drun-policy check: --golden DIR is required (the directory compile -o wrote)\n");
+        fprintf(stderr, "drun-policy check: --golden DIR is required: the directory 'drun-policy compile "
+                        "CONFIG -o DIR' wrote\n");
         return EXIT_USAGE;
     }
     recorded_t rec = {0};
     char *err = NULL;
     if (!read_manifest(a->golden, &rec, &err)) {
         fprintf(stderr, "drun-policy check: %s\n", err);
+        if (strstr(err, "No such file"))
+            fprintf(stderr, "--golden DIR is the directory 'drun-policy compile CONFIG -o DIR' wrote\n");
         free(err);
         recorded_free(&rec);
         return EXIT_USAGE;

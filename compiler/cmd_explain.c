@@ -21,7 +21,7 @@ typedef VEC(query_t) queries_t;
 
 /* Lines "read PATH", "write PATH", "exec CMD", "fetch URL"; blank lines and
  * '#' comments skipped. Strings point into text. */
-static bool parse_queries(char *text, queries_t *out, char **err)
+static bool parse_queries(const char *file, char *text, queries_t *out, char **err)
 {
     static const struct {
         const char *word;
@@ -39,7 +39,8 @@ static bool parse_queries(char *text, queries_t *out, char **err)
             if ((size_t)(sp - line) == strlen(kinds[i].word) && strncmp(line, kinds[i].word, (size_t)(sp - line)) == 0)
                 break;
         if (!sp || i == 4 || !sp[1]) {
-            *err = xasprintf("line %u: expected 'read PATH', 'write PATH', 'exec CMD' or 'fetch URL'", ln);
+            *err = xasprintf("%s:%u: expected 'read PATH', 'write PATH', 'exec CMD' or 'fetch URL', one "
+                             "question a line", file, ln);
             return false;
         }
         query_t q = {kinds[i].q, sp + 1};
@@ -56,10 +57,10 @@ static bool collect(const cli_args_t *a, queries_t *qs, buf_t *file, char **err)
     if (!a->q_file) return true;
     if (!read_file(strcmp(a->q_file, "-") == 0 ? "/dev/stdin" : a->q_file, file, err)) return false;
     if (file->len && memchr(file->p, '\0', file->len)) {
-        *err = xasprintf("%s: a NUL byte", a->q_file);
+        *err = xasprintf("%s: a NUL byte: --queries takes a text file, one question a line", a->q_file);
         return false;
     }
-    return !file->len || parse_queries(file->p, qs, err);
+    return !file->len || parse_queries(strcmp(a->q_file, "-") == 0 ? "<stdin>" : a->q_file, file->p, qs, err);
 }
 
 int cmd_explain(const cli_args_t *a)

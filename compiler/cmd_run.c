@@ -81,7 +81,11 @@ int cmd_run(const cli_args_t *a)
         policy_free(p);
         return EXIT_SETUP;
     }
-    sbx_exec_t x = {ws, scratch, a->rest, 0, 1, 2, false, NULL};
+    /* the scratch dirs of other runs are kept dark even under a grant of ~ */
+    char *runs = xstrdup(scratch);
+    *strrchr(runs, '/') = '\0';
+    const char *hide[] = {runs, NULL};
+    sbx_exec_t x = {ws, scratch, a->rest, 0, 1, 2, false, NULL, hide};
     pid_t pid;
     sbx_residue_t *res;
     if (sandbox_spawn(s, &x, &pid, &res, &err) != 0) {
@@ -96,6 +100,7 @@ int cmd_run(const cli_args_t *a)
         rc = st.setup_failed ? EXIT_SETUP : st.exit_code;
     }
     nftw(scratch, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    free(runs);
     free(scratch);
     sandbox_free(s);
     policy_free(p);

@@ -460,12 +460,27 @@ static bool load_links(facts_t *f, const cJSON *root, const char *key, void *vec
     return true;
 }
 
+/* "facts: not valid JSON at line L, column C (...)": where cJSON stopped. */
+static char *json_error_at(const char *text, size_t len, const char *end)
+{
+    unsigned line = 1, col = 1;
+    size_t stop = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
+    for (size_t i = 0; i < stop; i++) {
+        if (text[i] == '\n') line++, col = 1;
+        else col++;
+    }
+    return xasprintf("facts: not valid JSON at line %u, column %u (write the file with 'drun-policy facts > FILE')",
+                     line, col);
+}
+
 facts_t *facts_from_json(const char *text, size_t len, char **err)
 {
-    cJSON *root = cJSON_ParseWithLength(text, len);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
     if (!root || !cJSON_IsObject(root)) {
         cJSON_Delete(root);
-        *err = xstrdup("facts: not a JSON object");
+        *err = root ? xstrdup("facts: not a JSON object (write the file with 'drun-policy facts > FILE')")
+                    : json_error_at(text, len, end);
         return NULL;
     }
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "target");

@@ -42,6 +42,9 @@ void resolved_free(resolved_t *r);
 typedef struct roots {
     const char *workspace; /* absolute, normalised, realpath */
     const char *scratch;
+    const char *const *hide; /* exec time: directories the sandbox must not see even when a
+                                grant covers them (other sessions), NULL-terminated, or NULL;
+                                the session's own workspace and scratch inside stay visible */
 } roots_t;
 
 /* The absolute path of a rule given the roots (into tmp). */

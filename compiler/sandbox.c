@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,6 +48,8 @@ struct sbx_residue {
     VEC(char *) paths; /* placeholders to remove after the run */
     int status_fd;     /* read end of bwrap's --json-status-fd, or -1 */
     char *devdir;      /* private device nodes of a root run, removed after it */
+    int lock_fd;       /* shared lock on the workspace while the run lasts, or -1 */
+    char *pending;     /* the workspace's list of placeholders left for the last run out */
 };
 
 /* fds in the bwrap child: 3 the options, 4 seccomp, 5 the status report,
@@ -268,6 +271,7 @@ static bwrap_t *plan_run(const sandbox_t *s, const sbx_exec_t *x, roots_t *roots
     if (!session_roots(x, ws, sc, err)) return NULL;
     roots->workspace = ws;
     roots->scratch = sc;
+    roots->hide = x->hide;
     return bwrap_plan(s->res, roots, err);
 }
 
@@ -414,14 +418,53 @@ static void remove_dev_nodes(char *dir)
     free(dir);
 }
 
+/* $XDG_STATE_HOME/drun/locks/<sha256 of the workspace>: a shared flock held
+ * by every run in that workspace, and the ".pending" list of placeholders a
+ * run could not remove because another one was still using them. */
+static int workspace_lock(const char *ws, char **pending)
+{
+    const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    char *dir = xdg && *xdg == '/' ? xasprintf("%s/drun/locks", xdg)
+              : xasprintf("%s/.local/state/drun/locks", home && *home == '/' ? home : "/root");
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') *p = '\0', mkdir(dir, 0700), *p = '/';
+    mkdir(dir, 0700);
+    char hex[65];
+    sha256_hex(ws, strlen(ws), hex);
+    char *path = xasprintf("%s/%s", dir, hex);
+    *pending = xasprintf("%s.pending", path);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0 && flock(fd, LOCK_SH) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    free(path);
+    free(dir);
+    return fd;
+}
+
+static void unlock_workspace(int fd, char *pending)
+{
+    if (fd >= 0) close(fd);
+    free(pending);
+}
+
 int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_residue_t **residue, char **err)
 {
     *err = NULL;
     *residue = NULL;
     char ws[PATH_MAX], sc[PATH_MAX];
-    roots_t roots;
-    bwrap_t *b = plan_run(s, x, &roots, ws, sc, err);
-    if (!b) return -1;
+    if (!session_roots(x, ws, sc, err)) return -1;
+    /* the shared lock comes before the plan: a run that is cleaning up holds
+     * it exclusively, so nothing is planned on placeholders about to go */
+    char *pending = NULL;
+    int lock_fd = workspace_lock(ws, &pending);
+    roots_t roots = {ws, sc, x->hide};
+    bwrap_t *b = bwrap_plan(s->res, &roots, err);
+    if (!b) {
+        unlock_workspace(lock_fd, pending);
+        return -1;
+    }
     strvec_t opts = {0};
     int n_empty = 0;
     bwrap_argv(b, &roots, x->host_env ? x->host_env : environ, FIRST_EMPTY_FD, &opts, &n_empty);
@@ -432,6 +475,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
         if (*err) {
             free_strvec(&opts);
             remove_dev_nodes(devdir);
+            unlock_workspace(lock_fd, pending);
             bwrap_free(b);
             return -1;
         }
@@ -450,6 +494,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
         for (size_t i = 0; i < 5; i++)
             if (fds[i] >= 0) close(fds[i]);
         remove_dev_nodes(devdir);
+        unlock_workspace(lock_fd, pending);
         bwrap_free(b);
         return -1;
     }
@@ -474,6 +519,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
         *err = xasprintf("fork: %s", strerror(saved));
         close(jp[0]);
         remove_dev_nodes(devdir);
+        unlock_workspace(lock_fd, pending);
         bwrap_free(b);
         return -1;
     }
@@ -481,6 +527,8 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
     sbx_residue_t *r = xcalloc(1, sizeof *r);
     r->status_fd = jp[0];
     r->devdir = devdir;
+    r->lock_fd = lock_fd;
+    r->pending = pending;
     for (size_t i = 0; i < b->residue.n; i++) vec_push(&r->paths, xstrdup(b->residue.v[i]));
     bwrap_free(b);
     *pid = child_pid;
@@ -488,7 +536,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
     return 0;
 }
 
-void sandbox_finish(sbx_residue_t *r, int wait_status, sbx_status_t *st)
+void sandbox_status(sbx_residue_t *r, int wait_status, sbx_status_t *st)
 {
     memset(st, 0, sizeof *st);
     /* bwrap writes {"child-pid": N} once the command runs, and
@@ -501,6 +549,8 @@ void sandbox_finish(sbx_residue_t *r, int wait_status, sbx_status_t *st)
         fcntl(r->status_fd, F_SETFL, fl | O_NONBLOCK);
         while ((n = read(r->status_fd, chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
             if (n > 0) buf_add(&b, chunk, (size_t)n);
+        close(r->status_fd);
+        r->status_fd = -1;
     }
     bool started = strstr(buf_cstr(&b), "\"child-pid\"") != NULL;
     buf_free(&b);
@@ -513,7 +563,22 @@ void sandbox_finish(sbx_residue_t *r, int wait_status, sbx_status_t *st)
         if (started && st->exit_code > 128 && st->exit_code < 128 + 65) st->term_signal = st->exit_code - 128;
     }
     st->setup_failed = !started && !WIFSIGNALED(wait_status);
+}
+
+void sandbox_finish(sbx_residue_t *r, int wait_status, sbx_status_t *st)
+{
+    sandbox_status(r, wait_status, st);
     sandbox_cleanup(r);
+}
+
+/* Removes one placeholder if it is still what bwrap made: an empty
+ * directory or an empty file. */
+static void remove_placeholder(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) rmdir(path);
+    else if (S_ISREG(st.st_mode) && st.st_size == 0) unlink(path);
 }
 
 void sandbox_cleanup(sbx_residue_t *r)
@@ -521,15 +586,36 @@ void sandbox_cleanup(sbx_residue_t *r)
     if (!r) return;
     if (r->status_fd >= 0) close(r->status_fd);
     remove_dev_nodes(r->devdir);
-    /* deepest first; only what is still an empty directory or empty file */
-    for (size_t i = r->paths.n; i-- > 0;) {
-        struct stat st;
-        if (lstat(r->paths.v[i], &st) == 0) {
-            if (S_ISDIR(st.st_mode)) rmdir(r->paths.v[i]);
-            else if (S_ISREG(st.st_mode) && st.st_size == 0) unlink(r->paths.v[i]);
+    /* The last run out of the workspace (the exclusive lock is free) removes
+     * its placeholders and those others left; otherwise they are listed for it. */
+    bool last = r->lock_fd < 0 || flock(r->lock_fd, LOCK_EX | LOCK_NB) == 0;
+    if (last) {
+        for (size_t i = r->paths.n; i-- > 0;) remove_placeholder(r->paths.v[i]);
+        FILE *f = r->pending ? fopen(r->pending, "r") : NULL;
+        if (f) {
+            VEC(char *) left = {0};
+            char line[PATH_MAX + 2];
+            while (fgets(line, sizeof line, f)) {
+                line[strcspn(line, "\n")] = '\0';
+                if (*line == '/') vec_push(&left, xstrdup(line));
+            }
+            fclose(f);
+            for (size_t i = left.n; i-- > 0;) { /* deepest were listed last */
+                remove_placeholder(left.v[i]);
+                free(left.v[i]);
+            }
+            vec_free(&left);
+            unlink(r->pending);
         }
-        free(r->paths.v[i]);
+    } else if (r->pending && r->paths.n) {
+        FILE *f = fopen(r->pending, "a");
+        for (size_t i = 0; f && i < r->paths.n; i++)
+            if (!strchr(r->paths.v[i], '\n')) fprintf(f, "%s\n", r->paths.v[i]);
+        if (f) fclose(f);
     }
+    if (r->lock_fd >= 0) close(r->lock_fd);
+    for (size_t i = 0; i < r->paths.n; i++) free(r->paths.v[i]);
     vec_free(&r->paths);
+    free(r->pending);
     free(r);
 }

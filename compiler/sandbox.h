@@ -36,6 +36,8 @@ typedef struct sbx_exec {
     int fd_in, fd_out, fd_err; /* the command's stdio; -1 means /dev/null */
     bool new_pgrp;           /* child leads a new process group (killable as a whole) */
     char *const *host_env;   /* environment [env] passthrough reads (NULL: environ) */
+    const char *const *hide; /* directories to keep dark even when the policy grants a parent
+                                (the runtime's state: other sessions), NULL-terminated, or NULL */
 } sbx_exec_t;
 
 /* What sandbox_spawn left on the host to remove after the child exits: the
@@ -57,12 +59,18 @@ typedef struct sbx_status {
 } sbx_status_t;
 
 /* After waitpid() of the pid sandbox_spawn returned: decodes wait_status with
- * bwrap's status report (was the command started at all?), then does what
- * sandbox_cleanup does. residue is freed. */
+ * bwrap's status report (was the command started at all?). Removes nothing:
+ * call sandbox_cleanup when convenient. */
+void sandbox_status(sbx_residue_t *residue, int wait_status, sbx_status_t *st);
+
+/* sandbox_status, then sandbox_cleanup. residue is freed. */
 void sandbox_finish(sbx_residue_t *residue, int wait_status, sbx_status_t *st);
 
 /* Removes the placeholders bwrap created (only those that are still empty)
- * and frees residue. For a run whose status is not wanted. */
+ * and frees residue. Safe with concurrent runs in the same workspace: a
+ * placeholder is a mount point in every sandbox using that workspace, and
+ * removing it on the host would silently drop their mounts, so runs share a
+ * lock per workspace and only the last one out removes what all of them left. */
 void sandbox_cleanup(sbx_residue_t *residue);
 
 /* The full bwrap argument vector sandbox_spawn would use for x, one argument

@@ -80,20 +80,20 @@ typedef struct gen {
     unsigned lines;                /* newlines in the text so far */
 } gen_t;
 
-static const char *param_name(path_base_t b) { return b == PB_WORKSPACE ? "WORKSPACE" : "SCRATCH"; }
 
 /* Renders a filter; false if a string cannot be quoted. */
 static bool render_filter(buf_t *out, const sbpl_rule_t *r)
 {
-    static const char *const fname[] = {"subpath", "literal", "regex"};
-    buf_printf(out, "(%s ", fname[r->filter]);
+    static const char *const fname[] = {"(subpath ", "(literal ", "(regex "};
+    buf_adds(out, fname[r->filter]);
     bool ok = true;
     if (r->base == PB_ROOT) {
         ok = sbpl_quote(out, r->arg);
     } else if (!*r->arg) {
-        buf_printf(out, "(param \"%s\")", param_name(r->base));
+        buf_adds(out, r->base == PB_WORKSPACE ? "(param \"WORKSPACE\")" : "(param \"SCRATCH\")");
     } else {
-        buf_printf(out, "(string-append (param \"%s\") ", param_name(r->base));
+        buf_adds(out, r->base == PB_WORKSPACE ? "(string-append (param \"WORKSPACE\") "
+                                              : "(string-append (param \"SCRATCH\") ");
         buf_t rest = BUF_INIT;
         buf_addc(&rest, '/');
         buf_adds(&rest, r->arg);
@@ -136,17 +136,17 @@ static void render_origin(buf_t *out, const rrule_t *o)
     }
 }
 
-static void emit_if(gen_t *g, const char *guard, path_base_t guard_base, bool allow, unsigned ops, sbpl_filter_t f,
-                    path_base_t base, const char *arg, const rrule_t *origin)
+static void emit_if(gen_t *g, const char *guard, bool allow, unsigned ops, sbpl_filter_t f, path_base_t base,
+                    const char *arg, const rrule_t *origin)
 {
-    sbpl_rule_t rule = {allow, ops, f, base, arg, origin, 0, guard, guard_base};
+    sbpl_rule_t rule = {allow, ops, f, base, arg, origin, 0, guard};
     buf_t *t = &g->s->text;
     size_t mark = t->len;
     bool ok = true;
     if (guard) {
-        buf_adds(t, "(if (drun-under? ");
+        buf_adds(t, "(if (drun-in-session? ");
         ok = sbpl_quote(t, guard);
-        buf_printf(t, " (param \"%s\")) ", param_name(guard_base));
+        buf_adds(t, ") ");
     }
     buf_adds(t, allow ? "(allow" : "(deny");
     render_ops(t, ops);
@@ -170,7 +170,7 @@ static void emit_if(gen_t *g, const char *guard, path_base_t guard_base, bool al
 static void emit(gen_t *g, bool allow, unsigned ops, sbpl_filter_t f, path_base_t base, const char *arg,
                  const rrule_t *origin)
 {
-    emit_if(g, NULL, PB_ROOT, allow, ops, f, base, arg, origin);
+    emit_if(g, NULL, allow, ops, f, base, arg, origin);
 }
 
 static void add_text(gen_t *g, const char *t)
@@ -221,13 +221,15 @@ static const char base_profile[] =
     "  (global-name \"com.apple.system.opendirectoryd.libinfo\"))\n"
     "(allow ipc-posix-shm-read-data (ipc-posix-name \"apple.shm.notification_center\"))\n"
     "\n"
-    ";; (drun-under? path root): path is root or below it. Rules inside the\n"
-    ";; session directories use it: where the roots sit is known only at run time.\n"
+    ";; (drun-in-session? path): path is the workspace or the scratch dir, or\n"
+    ";; below one of them. Where those sit is known only at run time.\n"
     "(define (drun-under? path root)\n"
     "  (let ((n (string-length root)))\n"
     "    (and (>= (string-length path) n)\n"
     "         (string=? (substring path 0 n) root)\n"
     "         (or (= (string-length path) n) (char=? (string-ref path n) #\\/)))))\n"
+    "(define (drun-in-session? path)\n"
+    "  (or (drun-under? path (param \"WORKSPACE\")) (drun-under? path (param \"SCRATCH\"))))\n"
     "\n"
     ";; no network rule at all: sandboxed commands have no network (fetch goes\n"
     ";; through the runtime, which checks the allowlist)\n";
@@ -270,27 +272,23 @@ static bool redundant_builtin(const resolved_t *r, const rrule_t *g)
 static void emit_inside_sessions(gen_t *g)
 {
     const resolved_t *r = g->r;
-    static const path_base_t roots[] = {PB_WORKSPACE, PB_SCRATCH};
-    for (int k = 0; k < 2; k++) {
-        bool header = false;
-        for (size_t i = 0; i < r->grants.n; i++) {
-            const rrule_t *gr = &r->grants.v[i];
-            if (gr->base != PB_ROOT || gr->rule->kind == RK_SYSTEM || gr->rule->kind == RK_PATH_DIR) continue;
-            if (!header) {
-                section(g, roots[k] == PB_WORKSPACE
-                               ? "absolute grants inside the workspace, if it holds them, are deeper than it"
-                               : "absolute grants inside the scratch dir, if it holds them, are deeper than it");
-                header = true;
-            }
-            const char *p = gr->path;
-            switch (gr->level) {
-            case LVL_WRITE: emit_if(g, p, roots[k], true, SB_READ | SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr); break;
-            case LVL_READ:
-                emit_if(g, p, roots[k], true, SB_READ, SBF_SUBPATH, PB_ROOT, p, gr);
-                emit_if(g, p, roots[k], false, SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr);
-                break;
-            case LVL_NONE: emit_if(g, p, roots[k], false, SB_READ | SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr); break;
-            }
+    bool header = false;
+    for (size_t i = 0; i < r->grants.n; i++) {
+        const rrule_t *gr = &r->grants.v[i];
+        if (gr->base != PB_ROOT || gr->rule->kind == RK_SYSTEM || gr->rule->kind == RK_PATH_DIR) continue;
+        if (!header) {
+            section(g, "absolute grants inside the workspace or scratch dir, if they hold any, are deeper "
+                       "than them: again, after them");
+            header = true;
+        }
+        const char *p = gr->path;
+        switch (gr->level) {
+        case LVL_WRITE: emit_if(g, p, true, SB_READ | SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr); break;
+        case LVL_READ:
+            emit_if(g, p, true, SB_READ, SBF_SUBPATH, PB_ROOT, p, gr);
+            emit_if(g, p, false, SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr);
+            break;
+        case LVL_NONE: emit_if(g, p, false, SB_READ | SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr); break;
         }
     }
 }
@@ -467,10 +465,9 @@ level_t sbpl_eval(const sbpl_t *s, const roots_t *roots, const char *path, const
     for (size_t i = 0; i < s->rules.n; i++) {
         const sbpl_rule_t *r = &s->rules.v[i];
         if (!(r->ops & (SB_READ | SB_WRITE))) continue; /* metadata/unlink only: not a level */
-        if (r->guard) {
-            const char *root = r->guard_base == PB_WORKSPACE ? roots->workspace : roots->scratch;
-            if (!root || !path_is_under(r->guard, root)) continue;
-        }
+        if (r->guard && !((roots->workspace && path_is_under(r->guard, roots->workspace)) ||
+                          (roots->scratch && path_is_under(r->guard, roots->scratch))))
+            continue;
         if (!filter_matches(r, roots, path, &tmp)) continue;
         if (r->ops & SB_READ) rd = r;
         if (r->ops & SB_WRITE) wr = r;

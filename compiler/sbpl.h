@@ -28,9 +28,8 @@ typedef struct sbpl_rule {
     const rrule_t *origin; /* the lattice rule it enforces */
     unsigned line;         /* 1-based line in the rendered profile */
     const char *guard;     /* if set, the rule applies only when this absolute path is
-                              at or below the session root guard_base (written as
-                              (if (drun-under? GUARD (param ROOT)) RULE)) */
-    path_base_t guard_base;
+                              at or below the workspace or the scratch dir (written as
+                              (if (drun-in-session? GUARD) RULE)) */
 } sbpl_rule_t;
 
 typedef struct sbpl {

@@ -102,9 +102,11 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
     if (s->input)
         fcntl(in[1], F_SETFL, O_NONBLOCK);
 
+    const char *hide[] = {s->hide, NULL};
     sbx_exec_t x = {
         .workspace = s->workspace,
         .scratch = s->scratch,
+        .hide = s->hide ? hide : NULL,
         .argv = s->argv,
         .fd_in = s->input ? in[0] : -1,
         .fd_out = out[1],
@@ -186,7 +188,6 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
             if (w == pid) {
                 exited = true;
                 set_status(r, status);
-                r->wall_ms = now_msf() - t0;
                 drain_until = now_ms() + DRAIN_MS;
                 close_fd(&in[1]);
             }
@@ -222,15 +223,20 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
         set_status(r, status);
-        r->wall_ms = now_msf() - t0;
     }
+    /* The run ends when bwrap was reaped and its output reached EOF: bwrap
+     * exits about a millisecond before the sandbox's PID namespace is gone
+     * and the pipes close. */
+    r->wall_ms = now_msf() - t0;
     close_fd(&out[0]);
     close_fd(&err[0]);
     close_fd(&in[1]);
     if (pidfd >= 0)
         close(pidfd);
-    /* bwrap exits 1 with "bwrap: ..." when it cannot build the sandbox. */
-    r->setup_failed = r->exit_code == 1 && r->err.len >= 7 && !memcmp(r->err.p, "bwrap: ", 7);
+    /* bwrap's status report says whether the command was started at all */
+    sbx_status_t st;
+    sandbox_status(residue, status, &st);
+    r->setup_failed = st.setup_failed;
     /* Placeholders are removed later, when no command runs (janitor.h). */
     janitor_leave(s->janitor, residue);
     return true;

@@ -24,6 +24,8 @@ typedef struct exec_spec {
     janitor_t *janitor;       /* gates the run and takes its placeholders */
     const char *workspace;    /* session workspace (absolute) */
     const char *scratch;      /* session scratch dir (absolute) */
+    const char *hide;         /* a directory kept dark even under a grant of a parent (the
+                                 sessions root: other sessions), or NULL */
     char *const *argv;        /* the command */
     const char *input;        /* bytes for stdin, or NULL for /dev/null */
     size_t input_len;
@@ -45,7 +47,7 @@ typedef struct exec_result {
     bool setup_failed;        /* bwrap could not build the sandbox (its message is in err) */
     bool timed_out;           /* killed at timeout_ms */
     bool stopped;             /* killed because stop() said so */
-    double wall_ms;           /* from spawn to reaping */
+    double wall_ms;           /* from spawn to reaped and all output read */
     char *error;              /* the sandbox could not be set up (owned), else NULL */
 } exec_result_t;
 

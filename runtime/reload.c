@@ -125,24 +125,6 @@ static lpolicy_t *lp_ref(lpolicy_t *lp)
  * source it was given when it fails, so the diagnostics point at freed text:
  * they are pointed at a fresh read of the same file instead (the caller
  * discards the result anyway if the file changed meanwhile). */
-static void render_failed(buf_t *out, diag_list_t *diags, const char *path)
-{
-    if (!diags->n)
-        return;
-    char *err = NULL;
-    source_t *src = path ? source_read(path, &err) : NULL;
-    free(err);
-    for (size_t i = 0; i < diags->n; i++) {
-        if (!diags->v[i].src)
-            continue;
-        diags->v[i].src = src;
-        if (src && diags->v[i].span.end > src->len)
-            diags->v[i].span.start = diags->v[i].span.end = (uint32_t)src->len;
-    }
-    diag_render_all(out, diags, false);
-    source_free(src);
-}
-
 /* One compile of the source. Returns the new policy, or NULL with *error set
  * to the rendered diagnostics (caller frees). */
 static lpolicy_t *compile_once(reloader_t *r, char **error)
@@ -170,7 +152,8 @@ static lpolicy_t *compile_once(reloader_t *r, char **error)
         if (err)
             buf_printf(&out, "%s: error: cannot read the config: %s\n",
                        r->watched ? r->watched : "config", err);
-        render_failed(&out, &diags, r->watched);
+        /* the diagnostics keep the source they point into (diag_keep_source) */
+        diag_render_all(&out, &diags, false);
         diag_list_free(&diags);
         if (!out.len)
             buf_printf(&out, "%s: error: the config does not compile\n", r->watched);

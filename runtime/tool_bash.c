@@ -160,6 +160,7 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
         .janitor = tc->srv->janitor,
         .workspace = s->workspace,
         .scratch = s->scratch,
+        .hide = sessions_root(tc->srv->sessions),
         .argv = argv,
         .input = cJSON_IsString(in) ? in->valuestring : NULL,
         .input_len = cJSON_IsString(in) ? strlen(in->valuestring) : 0,

@@ -390,25 +390,25 @@ static void load(const char *file)
             continue;
         }
         if (strcmp(h, "define") == 0) {
-            /* Only the compiler's one helper is known: (define (drun-under?
-             * path root) ...), "path is root or below it". Its meaning is
-             * implemented here, not read from the body. */
-            if (n->n < 3 || n->kids[1]->kind != N_LIST || n->kids[1]->n != 3 ||
-                !is_sym(n->kids[1]->kids[0], "drun-under?"))
+            /* Only the compiler's two helpers are known: (drun-under? path
+             * root), "path is root or below it", and (drun-in-session? path),
+             * "path is under WORKSPACE or SCRATCH". Their meaning is
+             * implemented here, not read from the bodies. */
+            if (n->n < 3 || n->kids[1]->kind != N_LIST || n->kids[1]->n < 2 ||
+                !(is_sym(n->kids[1]->kids[0], "drun-under?") || is_sym(n->kids[1]->kids[0], "drun-in-session?")))
                 die("line %u: unsupported definition", n->line);
             free_node(n);
             continue;
         }
         if (strcmp(h, "if") == 0) {
-            /* (if (drun-under? PATH ROOT) RULE): the parameters are known when
+            /* (if (drun-in-session? PATH) RULE): the parameters are known when
              * the profile is loaded, so the condition is decided now. */
-            if (n->n != 3 || n->kids[1]->kind != N_LIST || n->kids[1]->n != 3 ||
-                !is_sym(n->kids[1]->kids[0], "drun-under?") || n->kids[2]->kind != N_LIST)
-                die("line %u: unsupported (if ...): only (if (drun-under? PATH ROOT) RULE)", n->line);
-            char *path = eval_str(n->kids[1]->kids[1]), *root = eval_str(n->kids[1]->kids[2]);
-            bool holds = under(path, root);
+            if (n->n != 3 || n->kids[1]->kind != N_LIST || n->kids[1]->n != 2 ||
+                !is_sym(n->kids[1]->kids[0], "drun-in-session?") || n->kids[2]->kind != N_LIST)
+                die("line %u: unsupported (if ...): only (if (drun-in-session? PATH) RULE)", n->line);
+            char *path = eval_str(n->kids[1]->kids[1]);
+            bool holds = under(path, param("WORKSPACE", n->line)) || under(path, param("SCRATCH", n->line));
             free(path);
-            free(root);
             node_t *rule = n->kids[2];
             n->kids[2] = NULL;
             n->n = 2;

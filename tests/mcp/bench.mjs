@@ -114,7 +114,7 @@ async function transportBench(transport) {
     const bsecs = (performance.now() - b0) / 1000;
     row(`${transport}: session_bash "true" round trip`, fmt(median(rt)), 'ms', `median of ${N_BASH}`);
     row(`${transport}: session_bash "true" throughput`, fmt(N_BASH / bsecs, 1), 'req/s', 'sequential, one client');
-    row(`${transport}: the sandboxed command itself`, fmt(median(inner)), 'ms', 'its duration_ms: sandbox_spawn (plan, fork, bwrap, bash -c true) to exit');
+    row(`${transport}: the sandboxed command itself`, fmt(median(inner)), 'ms', 'its duration_ms: sandbox_spawn (plan, fork, bwrap, bash -c true) until reaped and its output closed');
     row(`${transport}: drun-mcp overhead per session_bash`, fmt(median(added), 3), 'ms',
       'per call, round trip minus the command\'s own duration; median; target <= 1 ms');
 

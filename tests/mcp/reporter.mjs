@@ -24,8 +24,12 @@ export default async function* tapReporter(source) {
     } else {
       yield `not ok ${n} - ${name}\n`;
       const err = d.details?.error;
-      const text = String(err?.cause?.stack || err?.cause || err?.stack || err || 'failed');
-      for (const line of text.split('\n').slice(0, 40)) yield `#   ${line}\n`;
+      const cause = err?.cause ?? err;
+      // the message first: tests append context (the server's stderr) to it
+      // after the stack was captured
+      const msg = String(cause?.message ?? cause ?? 'failed');
+      const stack = String(cause?.stack ?? '').split('\n').filter((l) => /^\s+at /.test(l)).slice(0, 8);
+      for (const line of [...msg.split('\n').slice(0, 80), ...stack]) yield `#   ${line}\n`;
     }
   }
   yield `1..${n}\n`;
