@@ -571,6 +571,13 @@ void sandbox_finish(sbx_residue_t *r, int wait_status, sbx_status_t *st)
     sandbox_cleanup(r);
 }
 
+/* Longer paths first: a path is always longer than its ancestors. */
+static int cmp_deepest_first(const void *a, const void *b)
+{
+    size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
 /* Removes one placeholder if it is still what bwrap made: an empty
  * directory or an empty file. */
 static void remove_placeholder(const char *path)
@@ -590,23 +597,26 @@ void sandbox_cleanup(sbx_residue_t *r)
      * its placeholders and those others left; otherwise they are listed for it. */
     bool last = r->lock_fd < 0 || flock(r->lock_fd, LOCK_EX | LOCK_NB) == 0;
     if (last) {
-        for (size_t i = r->paths.n; i-- > 0;) remove_placeholder(r->paths.v[i]);
+        /* its own and those listed for it, deepest first: a placeholder of
+         * one run may hold another's (.git, then .git/hooks inside it) */
+        VEC(char *) all = {0};
+        for (size_t i = 0; i < r->paths.n; i++) vec_push(&all, xstrdup(r->paths.v[i]));
         FILE *f = r->pending ? fopen(r->pending, "r") : NULL;
         if (f) {
-            VEC(char *) left = {0};
             char line[PATH_MAX + 2];
             while (fgets(line, sizeof line, f)) {
                 line[strcspn(line, "\n")] = '\0';
-                if (*line == '/') vec_push(&left, xstrdup(line));
+                if (*line == '/') vec_push(&all, xstrdup(line));
             }
             fclose(f);
-            for (size_t i = left.n; i-- > 0;) { /* deepest were listed last */
-                remove_placeholder(left.v[i]);
-                free(left.v[i]);
-            }
-            vec_free(&left);
             unlink(r->pending);
         }
+        qsort(all.v, all.n, sizeof *all.v, cmp_deepest_first);
+        for (size_t i = 0; i < all.n; i++) {
+            remove_placeholder(all.v[i]);
+            free(all.v[i]);
+        }
+        vec_free(&all);
     } else if (r->pending && r->paths.n) {
         FILE *f = fopen(r->pending, "a");
         for (size_t i = 0; f && i < r->paths.n; i++)
