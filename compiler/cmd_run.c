@@ -88,10 +88,11 @@ int cmd_run(const cli_args_t *a)
     sbx_exec_t x = {ws, scratch, a->rest, 0, 1, 2, false, NULL, hide};
     pid_t pid;
     sbx_residue_t *res;
-    if (sandbox_spawn(s, &x, &pid, &res, &err) != 0) {
+    int sp = sandbox_spawn(s, &x, &pid, &res, &err);
+    if (sp != 0) {
         fprintf(stderr, "drun-policy run: %s\n", err);
         free(err);
-        rc = EXIT_SETUP;
+        rc = sp > 0 ? sp : EXIT_SETUP; /* 127/126: the command, as a shell says */
     } else {
         int ws_status = 0;
         while (waitpid(pid, &ws_status, 0) < 0 && errno == EINTR) {}

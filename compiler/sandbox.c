@@ -86,18 +86,15 @@ static bool finish_new(sandbox_t *s, char **err)
         *err = xstrdup("bubblewrap (bwrap) is not installed: apt-get install bubblewrap");
         return false;
     }
-    /* The command starts through a shim: prlimit sets RLIMIT_NPROC inside the
-     * user namespace (set outside, it would count all of the caller's
-     * processes); as root, where the kernel does not apply NPROC, env. Both
-     * exit 127/126 like a shell when the command cannot be run, which bwrap
-     * itself reports only as 1. */
+    /* Not root: the command starts through prlimit, which sets RLIMIT_NPROC
+     * inside the user namespace (set outside, it would count all of the
+     * caller's processes) and exits 127/126 like a shell when the command
+     * cannot be run. As root the kernel does not apply NPROC, so no shim:
+     * sandbox_spawn looks the command up itself (one process start less). */
     if (geteuid() != 0 && access("/usr/bin/prlimit", X_OK) == 0) {
         s->shim[0] = xstrdup("/usr/bin/prlimit");
         s->shim[1] = xasprintf("--nproc=%lld", (long long)policy_get(s->pol, S_MAX_PROCESSES));
         s->shim[2] = xstrdup("--");
-    } else if (access("/usr/bin/env", X_OK) == 0) {
-        s->shim[0] = xstrdup("/usr/bin/env");
-        s->shim[1] = xstrdup("--");
     }
     return true;
 }
@@ -443,6 +440,38 @@ static int workspace_lock(const char *ws, char **pending)
     return fd;
 }
 
+/* What a shell would say before running argv[0] in the sandbox: 0 when it
+ * can be run, 127 (not found) or 126 (not executable) with *err. The
+ * sandbox's PATH holds host directories, and its workspace is the host's. */
+static int precheck_command(const sandbox_t *s, const char *ws, const char *cmd, char **err)
+{
+    if (!cmd || !*cmd) {
+        *err = xstrdup("an empty command");
+        return 127;
+    }
+    if (strchr(cmd, '/')) {
+        char *path = cmd[0] == '/' ? xstrdup(cmd) : xasprintf("%s/%s", ws, cmd);
+        struct stat st;
+        int rc = stat(path, &st) != 0 ? 127 : (!S_ISREG(st.st_mode) || access(path, X_OK) != 0) ? 126 : 0;
+        free(path);
+        if (rc) *err = xasprintf("%s: %s", cmd, rc == 127 ? "No such file or directory" : "Permission denied");
+        return rc;
+    }
+    const facts_t *f = s->facts;
+    bool pathdirs = policy_get(s->pol, S_READ_PATH_DIRS) && f->path_dirs.n;
+    static const char *const std[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+    size_t n = pathdirs ? f->path_dirs.n : 3;
+    for (size_t i = 0; i < n; i++) {
+        char *path = xasprintf("%s/%s", pathdirs ? f->path_dirs.v[i] : std[i], cmd);
+        struct stat st;
+        bool ok = stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+        free(path);
+        if (ok) return 0;
+    }
+    *err = xasprintf("%s: command not found", cmd);
+    return 127;
+}
+
 static void unlock_workspace(int fd, char *pending)
 {
     if (fd >= 0) close(fd);
@@ -455,6 +484,10 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
     *residue = NULL;
     char ws[PATH_MAX], sc[PATH_MAX];
     if (!session_roots(x, ws, sc, err)) return -1;
+    if (!s->shim[0]) {
+        int rc = precheck_command(s, ws, x->argv[0], err);
+        if (rc) return rc;
+    }
     /* the shared lock comes before the plan: a run that is cleaning up holds
      * it exclusively, so nothing is planned on placeholders about to go */
     char *pending = NULL;

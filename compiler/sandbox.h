@@ -46,8 +46,9 @@ typedef struct sbx_residue sbx_residue_t;
 
 /* Plans the session part, then forks and execs bwrap with the vector passed
  * through --args and the filter through --seccomp. Returns 0 and the child
- * pid (and *residue, to pass to sandbox_cleanup after waiting), or -1 with
- * *err (caller frees) when the sandbox cannot be set up. */
+ * pid (and *residue, to pass to sandbox_cleanup after waiting); -1 with *err
+ * (caller frees) when the sandbox cannot be set up; or 127/126 with *err when
+ * the command cannot be found or run, as a shell says it (nothing started). */
 int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_residue_t **residue,
                   char **err);
 

@@ -123,6 +123,16 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
     close_fd(&out[1]);
     close_fd(&err[1]);
     close_fd(&in[0]);
+    if (rc > 0) {
+        /* the command cannot be found or run: reported like a shell's 127/126 */
+        janitor_leave(s->janitor, residue);
+        r->exit_code = rc;
+        if (serr) buf_printf(&r->err, "%s\n", serr);
+        r->err_total = r->err.len;
+        free(serr);
+        close_fd(&out[0]), close_fd(&err[0]), close_fd(&in[1]);
+        return true;
+    }
     if (rc < 0) {
         janitor_leave(s->janitor, residue);
         r->error = serr ? serr : xstrdup("the sandbox could not be set up");
