@@ -76,6 +76,7 @@ $(B)/gen/%.c $(B)/gen/%.h: grammar/%.y
 	  { cat $(B)/gen/$*.lemon.log; rm -f $(B)/gen/$*.c $(B)/gen/$*.h; exit 1; }
 	@if grep -q 'conflict' $(B)/gen/$*.lemon.log; then cat $(B)/gen/$*.lemon.log; \
 	  rm -f $(B)/gen/$*.c $(B)/gen/$*.h; exit 1; fi
+	@touch $(B)/gen/$*.h # lemon keeps an unchanged header's old mtime: without this, every make rebuilds
 
 # The built-in default policy is profiles/default.toml, embedded as bytes.
 $(B)/gen/default_policy.c: profiles/default.toml scripts/embed
