@@ -78,8 +78,25 @@ static void usage(FILE *f)
         char left[40];
         snprintf(left, sizeof left, "--%s%s%s", options[i].name, options[i].metavar ? " " : "",
                  options[i].metavar ? options[i].metavar : "");
-        fprintf(f, "  %-24s %s\n", left, options[i].help);
+        /* the help wrapped at 100 columns, continuation lines under the text */
+        const char *h = options[i].help;
+        int first = 1;
+        while (*h) {
+            size_t n = strlen(h);
+            if (n > 72) {
+                n = 72;
+                while (n > 0 && h[n] != ' ') n--;
+                if (n == 0) n = strlen(h);
+            }
+            fprintf(f, "  %-24s %.*s\n", first ? left : "", (int)n, h);
+            first = 0;
+            h += n;
+            while (*h == ' ') h++;
+        }
     }
+    fprintf(f, "\nExit status: 0 after a clean shutdown (EOF on stdio, SIGINT, SIGTERM); 2 on a usage error\n"
+               "or when the server cannot start. See drun-mcp(1) and docs/runtime.md.\n\n"
+               "example:\n  drun-mcp --config ~/.drun/config.toml --listen 127.0.0.1:7273 --token-file ~/.drun/token\n");
 }
 
 static bool parse_args(int argc, char **argv, args_t *a)
