@@ -56,8 +56,7 @@ static const opt_t options[] = {
     {"stdio", NULL, OPT(stdio), "MCP over stdin/stdout (the default)"},
     {"listen", "ADDR:PORT", OPT(listen), "MCP Streamable HTTP at http://ADDR:PORT/mcp "
                                          "(PORT alone: 127.0.0.1; port 0: any free port)"},
-    {"state-dir", "DIR", OPT(state_dir), "where sessions live (default: "
-                                         "$XDG_STATE_HOME/drun or ~/.local/state/drun)"},
+    {"state-dir", "DIR", OPT(state_dir), "where sessions live (default: $XDG_STATE_HOME/drun)"},
     {"token-file", "FILE", OPT(token_file), "HTTP: require Authorization: Bearer <the "
                                             "file's first line>"},
     {"max-message", "BYTES", OPT(max_msg), "largest message: stdio line or HTTP body "
@@ -195,10 +194,52 @@ static char *default_state_dir(void)
     return NULL;
 }
 
-static bool under(const char *path, const char *dir)
+/* Whoever may rename or replace a directory on the way to the state dir can
+ * swap the sessions below it (their workspaces are mounted writable into
+ * sandboxes). So, for every ancestor of the resolved path (OpenSSH's
+ * safe_path rule): it belongs to root or to us; others may not write it,
+ * unless it is sticky (/tmp, /dev/shm), where only an entry's owner can move
+ * that entry, and then the entry below it must be ours or root's. The state
+ * dir itself is checked when it is opened (sessions.c: ours, mode 0700).
+ * Returns NULL when safe, else why not (caller frees). */
+static char *unsafe_ancestor(const char *real)
 {
-    size_t n = strlen(dir);
-    return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+    uid_t me = geteuid();
+    char *p = xstrdup(real);
+    char *why = NULL;
+    struct stat below;
+    if (lstat(p, &below) < 0) {
+        why = xasprintf("%s", strerror(errno));
+        goto out;
+    }
+    for (char *slash = strrchr(p, '/'); slash; slash = strrchr(p, '/')) {
+        slash[slash == p] = '\0'; /* the parent; "/" keeps its slash */
+        struct stat st;
+        if (lstat(p, &st) < 0) {
+            why = xasprintf("%s: %s", p, strerror(errno));
+            break;
+        }
+        if (st.st_uid != 0 && st.st_uid != me) {
+            why = xasprintf("%s belongs to uid %u", p, (unsigned)st.st_uid);
+            break;
+        }
+        if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+            if (!(st.st_mode & S_ISVTX)) {
+                why = xasprintf("%s is writable by %s", p, st.st_mode & S_IWOTH ? "everyone" : "its group");
+                break;
+            }
+            if (below.st_uid != 0 && below.st_uid != me) {
+                why = xasprintf("the entry below the shared directory %s belongs to uid %u", p,
+                                (unsigned)below.st_uid);
+                break;
+            }
+        }
+        if (p[1] == '\0') break; /* "/" done */
+        below = st;
+    }
+out:
+    free(p);
+    return why;
 }
 
 /* Creates dir (0700, parents too) and returns its resolved path. */
@@ -218,17 +259,13 @@ static char *prepare_state_dir(const char *dir)
         fprintf(stderr, "drun-mcp: state dir %s: %s\n", dir, strerror(errno));
         return NULL;
     }
-    /* Shared, world-writable temp dirs invite other local users to plant
-     * files or links where sessions will be; and /tmp is the sandbox's own
-     * private tmpfs, which would hide a workspace placed there. */
-    static const char *const shared[] = {"/tmp", "/var/tmp", "/dev/shm"};
-    for (size_t i = 0; i < 3; i++)
-        if (under(real, shared[i])) {
-            fprintf(stderr,
-                    "drun-mcp: state dir %s is under %s: choose a private directory "
-                    "(default: ~/.local/state/drun)\n", real, shared[i]);
-            return NULL;
-        }
+    char *why = unsafe_ancestor(real);
+    if (why) {
+        fprintf(stderr, "drun-mcp: state dir %s: %s; choose a directory only you (or root) can "
+                        "change (default: ~/.local/state/drun)\n", real, why);
+        free(why);
+        return NULL;
+    }
     return xstrdup(real);
 }
 

@@ -22,7 +22,7 @@ export const BIN = path.resolve(ROOT, B, 'drun-mcp');
 export const TMP = path.resolve(ROOT, B, 'test-tmp');
 export const TRANSPORTS = ['stdio', 'http'];
 
-/** A fresh directory under $B/test-tmp (never /tmp: drun-mcp refuses a state dir there). */
+/** A fresh directory under $B/test-tmp (inside the checkout: removed with the build). */
 export function tmpdir(prefix = 'mcp-') {
   fs.mkdirSync(TMP, { recursive: true });
   return fs.mkdtempSync(path.join(TMP, prefix));

@@ -3,6 +3,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 import { INIT, rawStdio, sessionDirs, tmpdir, waitFor } from './lib.mjs';
@@ -166,8 +167,27 @@ test('stdout carries protocol only; --help and --version work; bad usage exits 2
   assert.match(execFileSync(BIN, ['--help'], { encoding: 'utf8' }), /--listen ADDR:PORT/);
   assert.equal(spawnSync(BIN, ['--bogus']).status, 2);
   assert.equal(spawnSync(BIN, ['--config', 'a', '--artifacts', 'b']).status, 2);
-  const r = spawnSync(BIN, ['--state-dir', '/tmp/drun-state-test'], { input: '' });
-  assert.equal(r.status, 2, 'a state dir under /tmp is refused');
+  // The state dir's ancestors must be out of other users' reach (safe_path).
+  const open = tmpdir('open-');
+  fs.chmodSync(open, 0o777); // writable by everyone, not sticky
+  let r = spawnSync(BIN, ['--state-dir', path.join(open, 'state')], { input: '' });
+  assert.equal(r.status, 2, 'a state dir below a world-writable directory is refused');
+  assert.match(String(r.stderr), /is writable by everyone/);
+  if (process.getuid() === 0) {
+    const foreign = tmpdir('foreign-');
+    fs.chownSync(foreign, 4242, 4242);
+    r = spawnSync(BIN, ['--state-dir', path.join(foreign, 'state')], { input: '' });
+    assert.equal(r.status, 2, "a state dir below another user's directory is refused");
+    assert.match(String(r.stderr), /belongs to uid 4242/);
+  }
+  // /tmp is sticky: a directory of our own below it is out of others' reach
+  const own = fs.mkdtempSync(path.join(os.tmpdir(), 'drun-own-'));
+  try {
+    r = spawnSync(BIN, ['--state-dir', path.join(own, 'state')], { input: '' });
+    assert.equal(r.status, 0, `a state dir in a private directory under /tmp is fine: ${r.stderr}`);
+  } finally {
+    fs.rmSync(own, { recursive: true, force: true });
+  }
   const s = rawStdio(['--log-level', 'debug']);
   s.send(INIT(1));
   s.send('not json');

@@ -8,7 +8,7 @@
 // equal, integers and strings exactly, floats by value, date-times as
 // instants); an invalid case must exit exactly 1 with a message on stderr.
 //
-//   node run.mjs --bin build/drun-policy --dir ../shared/toml-test [--jobs N] [--only REGEX]
+//   node run.mjs --bin build/drun-policy --dir tests/toml-test/suite [--jobs N] [--only REGEX]
 
 import { spawn } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
