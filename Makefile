@@ -21,7 +21,7 @@ SANFLAGS :=
 OPT      := -O2 -g
 endif
 
-PKGS     := libcjson libcurl libmicrohttpd libseccomp libidn2 libmd
+PKGS     := libcjson libcurl libmicrohttpd libseccomp libidn2 nettle
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
