@@ -8,6 +8,7 @@
 
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,13 +20,27 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = process.env.ROOT ? path.resolve(process.env.ROOT) : path.resolve(here, '../..');
 export const B = process.env.B || 'build';
 export const BIN = path.resolve(ROOT, B, 'drun-mcp');
-export const TMP = path.resolve(ROOT, B, 'test-tmp');
 export const TRANSPORTS = ['stdio', 'http'];
 
-/** A fresh directory under $B/test-tmp (inside the checkout: removed with the build). */
+/* drun-mcp refuses a state dir that another user could swap (an ancestor
+ * they own or may write: see prepare_state_dir). A checkout can sit anywhere
+ * (a 0775 CI workspace, say), so the tests' directories live in a private
+ * 0700 directory of our own below the system temp dir, which is sticky and
+ * root's, made once per process and removed at exit (DRUN_KEEP_TMP=1 keeps
+ * it, for a post-mortem). */
+let tmpRoot = null;
+function tmpBase() {
+  if (!tmpRoot) {
+    tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'drun-mcp-test-'));
+    if (!process.env.DRUN_KEEP_TMP)
+      process.on('exit', () => fs.rmSync(tmpRoot, { recursive: true, force: true, maxRetries: 3 }));
+  }
+  return tmpRoot;
+}
+
+/** A fresh directory of the test's own (see tmpBase). */
 export function tmpdir(prefix = 'mcp-') {
-  fs.mkdirSync(TMP, { recursive: true });
-  return fs.mkdtempSync(path.join(TMP, prefix));
+  return fs.mkdtempSync(path.join(tmpBase(), prefix));
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
