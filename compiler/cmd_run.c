@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fsutil.h"
 #include "sandbox.h"
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -21,20 +22,6 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
     (void)st, (void)flag, (void)ftw;
     remove(path);
     return 0;
-}
-
-/* mkdir -p with mode 0700 for the parts it creates. */
-static bool mkdirs(const char *path)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return false;
-    for (char *s = buf + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = '\0';
-        if (mkdir(buf, 0700) != 0 && errno != EEXIST) return false;
-        *s = '/';
-    }
-    return mkdir(buf, 0700) == 0 || errno == EEXIST;
 }
 
 /* A fresh scratch dir under the state dir ($XDG_STATE_HOME/drun/run), never
@@ -45,7 +32,7 @@ static char *make_scratch(void)
     char *base = xdg && *xdg == '/' ? xasprintf("%s/drun/run", xdg)
                : xasprintf("%s/.local/state/drun/run", home && *home == '/' ? home : "/root");
     char *dir = NULL;
-    if (mkdirs(base)) {
+    if (mkdirs(base, 0700)) {
         dir = xasprintf("%s/scratch-XXXXXX", base);
         if (!mkdtemp(dir)) {
             free(dir);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "bpf.h"
+#include "fsutil.h"
 #include "jsonw.h"
 #include "keys.h"
 #include "paths.h"
@@ -404,7 +405,7 @@ void compiled_free(compiled_t *c)
 
 bool compiled_write(const compiled_t *c, const char *dir, char **err)
 {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    if (!mkdirs(dir, 0755)) {
         *err = xasprintf("%s: cannot create: %s", dir, strerror(errno));
         return false;
     }

@@ -17,6 +17,7 @@
 #include "bwrap.h"
 #include "cmdline.h"
 #include "compile.h"
+#include "fsutil.h"
 #include "domain.h"
 #include "jsonw.h"
 #include "keys.h"
@@ -129,11 +130,7 @@ static void make_scratch(explain_t *e)
     const char *base = xdg && *xdg == '/' ? path_join(xdg, "drun/explain", &e->a)
                                           : path_join(e->facts[TARGET_LINUX]->home, ".local/state/drun/explain", &e->a);
     char *tmpl = xasprintf("%s/scratch-XXXXXX", base);
-    for (char *s = strchr(tmpl + 1, '/'); s; s = strchr(s + 1, '/')) { /* mkdir -p of the base */
-        *s = '\0';
-        mkdir(tmpl, 0700);
-        *s = '/';
-    }
+    mkdirs(base, 0700); /* a failure shows at mkdtemp */
     char real[PATH_MAX];
     if (mkdtemp(tmpl)) {
         e->scratch_made = arena_strdup(&e->a, tmpl);

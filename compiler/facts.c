@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "jsonw.h"
+#include "fsutil.h"
 #include "paths.h"
 
 const char *target_name(target_t t) { return t == TARGET_MACOS ? "macos" : "linux"; }
@@ -239,11 +240,7 @@ static void probe_bwrap(facts_t *f)
     if (!hit) {
         probe_bwrap_run(f);
         if (cache && *f->bwrap_version) {
-            char cmd_dir[1100];
-            snprintf(cmd_dir, sizeof cmd_dir, "%s", dir);
-            for (char *s2 = cmd_dir + 1; *s2; s2++)
-                if (*s2 == '/') *s2 = '\0', mkdir(cmd_dir, 0700), *s2 = '/';
-            mkdir(cmd_dir, 0700);
+            mkdirs(dir, 0700); /* a failure shows at fopen: no cache, no harm */
             char *tmp = xasprintf("%s.%d", cache, (int)getpid());
             FILE *w = fopen(tmp, "w");
             if (w) {

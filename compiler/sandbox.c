@@ -27,6 +27,7 @@
 #include "bwrap.h"
 #include "compile.h"
 #include "lattice.h"
+#include "fsutil.h"
 #include "paths.h"
 #include "seccomp_filter.h"
 
@@ -377,9 +378,7 @@ static char *private_dev_nodes(strvec_t *opts, char **err)
     const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
     char *base = xdg && *xdg == '/' ? xasprintf("%s/drun", xdg)
                : xasprintf("%s/.local/state/drun", home && *home == '/' ? home : "/root");
-    for (char *p = base + 1; *p; p++)
-        if (*p == '/') *p = '\0', mkdir(base, 0700), *p = '/';
-    mkdir(base, 0700);
+    mkdirs(base, 0700); /* a failure shows at mkdtemp */
     char *dir = xasprintf("%s/dev-XXXXXX", base);
     free(base);
     if (!mkdtemp(dir)) {
@@ -423,9 +422,7 @@ static int workspace_lock(const char *ws, char **pending)
     const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
     char *dir = xdg && *xdg == '/' ? xasprintf("%s/drun/locks", xdg)
               : xasprintf("%s/.local/state/drun/locks", home && *home == '/' ? home : "/root");
-    for (char *p = dir + 1; *p; p++)
-        if (*p == '/') *p = '\0', mkdir(dir, 0700), *p = '/';
-    mkdir(dir, 0700);
+    mkdirs(dir, 0700); /* a failure shows at open */
     char hex[65];
     sha256_hex(ws, strlen(ws), hex);
     char *path = xasprintf("%s/%s", dir, hex);

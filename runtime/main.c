@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "fsutil.h"
 #include "log.h"
 #include "mcp.h"
 #include "transport.h"
@@ -245,15 +246,7 @@ out:
 /* Creates dir (0700, parents too) and returns its resolved path. */
 static char *prepare_state_dir(const char *dir)
 {
-    char *dup = xstrdup(dir);
-    for (char *p = dup + 1; *p; p++)
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(dup, 0700);
-            *p = '/';
-        }
-    mkdir(dup, 0700);
-    free(dup);
+    mkdirs(dir, 0700); /* a failure shows at realpath */
     char real[PATH_MAX];
     if (!realpath(dir, real)) {
         fprintf(stderr, "drun-mcp: state dir %s: %s\n", dir, strerror(errno));

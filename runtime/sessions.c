@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "fsutil.h"
 #include "log.h"
 #include "tree.h"
 
@@ -37,25 +38,6 @@ int64_t rt_wall_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* mkdir -p with mode 0700 for each created component. */
-static int mkdir_p(const char *path)
-{
-    char *dup = xstrdup(path);
-    for (char *p = dup + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(dup, 0700) < 0 && errno != EEXIST) {
-            free(dup);
-            return -1;
-        }
-        *p = '/';
-    }
-    int rc = mkdir(dup, 0700) < 0 && errno != EEXIST ? -1 : 0;
-    free(dup);
-    return rc;
 }
 
 /* Removes STATE/sessions/NAME when no server holds its lock. */
@@ -111,7 +93,7 @@ static void sweep(int rootfd)
 sessions_t *sessions_new(const char *state_dir, char **err)
 {
     char *root = xasprintf("%s/sessions", state_dir);
-    if (mkdir_p(root) < 0) {
+    if (!mkdirs(root, 0700)) {
         *err = xasprintf("cannot create %s: %s", root, strerror(errno));
         free(root);
         return NULL;

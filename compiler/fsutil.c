@@ -1,0 +1,38 @@
+/* fsutil.c — the directories the tools make for themselves (fsutil.h). */
+#include "fsutil.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "buf.h"
+
+/* One mkdir per component, parent first. EEXIST is only success when what
+ * exists is a directory (or a link to one: the caller resolves or checks
+ * ownership where that matters, as drun-mcp does for its state dir). */
+bool mkdirs(const char *path, mode_t mode)
+{
+    if (!*path) {
+        errno = ENOENT;
+        return false;
+    }
+    char *p = xstrdup(path);
+    bool ok = true;
+    for (char *s = p + 1; ok; s++) {
+        char c = *s;
+        if (c != '/' && c != '\0') continue;
+        *s = '\0';
+        struct stat st;
+        if (mkdir(p, mode) != 0 && !(errno == EEXIST && stat(p, &st) == 0 && S_ISDIR(st.st_mode))) {
+            if (errno == EEXIST) errno = ENOTDIR;
+            ok = false;
+        }
+        *s = c;
+        if (c == '\0') break;
+    }
+    int saved = errno;
+    free(p);
+    errno = saved;
+    return ok;
+}

@@ -1,0 +1,13 @@
+/* fsutil.h — the directories the tools make for themselves. */
+#ifndef DRUN_FSUTIL_H
+#define DRUN_FSUTIL_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* mkdir -p: creates path and its missing parents with mode (before the
+ * umask); existing ones are left as they are. False with errno set when a
+ * component cannot be created (an existing non-directory: ENOTDIR/EEXIST). */
+bool mkdirs(const char *path, mode_t mode);
+
+#endif
