@@ -339,8 +339,23 @@ static void set_limit(int res, rlim_t v)
 
 /* In the child: only async-signal-safe calls from here to exec. */
 static void child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd, int jfd, int efd, int n_empty,
-                  char **argv)
+                  char **argv, const sigset_t *mask)
 {
+    /* A vfork child shares the caller's memory: none of the caller's signal
+     * handlers may run here (they would write the caller's state), so every
+     * handled signal goes back to its default before the caller's mask
+     * returns. Ignored ones stay ignored (nohup), but for SIGPIPE: `yes |
+     * head` in the sandbox must end as it does outside. */
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL &&
+            (sa.sa_handler != SIG_IGN || sig == SIGPIPE)) {
+            sa.sa_handler = SIG_DFL;
+            sa.sa_flags = 0;
+            sigaction(sig, &sa, NULL);
+        }
+    }
+    sigprocmask(SIG_SETMASK, mask, NULL);
     int a = fcntl(afd, F_DUPFD, 64), f = fcntl(sfd, F_DUPFD, 64), j = fcntl(jfd, F_DUPFD, 64);
     int e = efd >= 0 ? fcntl(efd, F_DUPFD, 64) : -1;
     int fds[3] = {x->fd_in, x->fd_out, x->fd_err};
@@ -355,7 +370,6 @@ static void child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd, int
     /* nothing of the caller's (sockets, other sessions' pipes) crosses over */
     syscall(SYS_close_range, (unsigned)(FIRST_EMPTY_FD + n_empty), ~0U, 0U);
     if (x->new_pgrp) setpgid(0, 0);
-    signal(SIGPIPE, SIG_DFL);
     const policy_t *p = s->pol;
     set_limit(RLIMIT_AS, (rlim_t)policy_get(p, S_MEMORY_MB) << 20);
     set_limit(RLIMIT_CPU, (rlim_t)policy_get(p, S_CPU_SECONDS));
@@ -367,6 +381,26 @@ static void child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd, int
     char *envp[] = {NULL};
     execve(s->bwrap_bin, argv, envp);
     _exit(127);
+}
+
+/* vfork, not fork: the child only rearranges fds, sets limits and execs, and
+ * a fork of a large or multi-threaded caller (drun-mcp) copies its page
+ * tables and then pays a copy-on-write fault on every page it writes next —
+ * on the request path, after the command. The parent thread waits until the
+ * exec; the child touches nothing of the parent's memory but its own stack.
+ * In its own function so that no variable of the caller lives across it. */
+static __attribute__((noinline)) pid_t start_child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd,
+                                                   int jfd, int efd, int n_empty, char **argv)
+{
+    sigset_t all, mask;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &mask); /* nothing runs a handler until the child reset them */
+    pid_t pid = vfork();
+    if (pid == 0) child(s, x, afd, sfd, jfd, efd, n_empty, argv, &mask);
+    int saved = errno;
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    errno = saved;
+    return pid;
 }
 
 /* As root, the sandbox uid maps to host uid 0, the owner of the device
@@ -536,8 +570,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
     for (char *const *c = x->argv; *c; c++) vec_push(&argv, xstrdup(*c));
     vec_push(&argv, (char *)NULL);
 
-    pid_t child_pid = fork();
-    if (child_pid == 0) child(s, x, afd, sfd, jp[1], efd, n_empty, argv.v);
+    pid_t child_pid = start_child(s, x, afd, sfd, jp[1], efd, n_empty, argv.v);
     int saved = errno;
     close(afd);
     close(sfd);
