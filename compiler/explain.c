@@ -201,25 +201,25 @@ static void rule_text(buf_t *out, const rule_t *r)
     }
 }
 
+/* "file", "line", "column" of the byte at off in src; all three null when
+ * there is no source (a built-in rule). */
+static void json_at(jw_t *j, source_t *src, uint32_t off)
+{
+    srcpos_t p = src ? source_pos(src, off) : (srcpos_t){0};
+    jw_key(j, "file");
+    jw_str(j, src ? src->name : NULL);
+    jw_key(j, "line");
+    if (src) jw_int(j, p.line);
+    else jw_null(j);
+    jw_key(j, "column");
+    if (src) jw_int(j, p.col);
+    else jw_null(j);
+}
+
 static void rule_json(jw_t *j, const rule_t *r, level_t lvl)
 {
     jw_obj(j);
-    if (r->src) {
-        srcpos_t p = source_pos(r->src, r->span.start);
-        jw_key(j, "file");
-        jw_str(j, r->src->name);
-        jw_key(j, "line");
-        jw_int(j, p.line);
-        jw_key(j, "column");
-        jw_int(j, p.col);
-    } else {
-        jw_key(j, "file");
-        jw_null(j);
-        jw_key(j, "line");
-        jw_null(j);
-        jw_key(j, "column");
-        jw_null(j);
-    }
+    json_at(j, r->src, r->span.start);
     jw_key(j, "key");
     jw_str(j, r->src ? rule_kind_key(r->kind) : r->origin ? r->origin : rule_kind_key(r->kind));
     jw_key(j, "value");
@@ -623,22 +623,7 @@ static const str_entry_t *cmd_entry(const policy_t *p, int list, long entry)
 static void entry_json(jw_t *j, const policy_t *p, const char *key, const char *value, span_t span, bool located)
 {
     jw_obj(j);
-    if (located && p->src) {
-        srcpos_t s = source_pos(p->src, span.start);
-        jw_key(j, "file");
-        jw_str(j, p->src->name);
-        jw_key(j, "line");
-        jw_int(j, s.line);
-        jw_key(j, "column");
-        jw_int(j, s.col);
-    } else {
-        jw_key(j, "file");
-        jw_null(j);
-        jw_key(j, "line");
-        jw_null(j);
-        jw_key(j, "column");
-        jw_null(j);
-    }
+    json_at(j, located ? p->src : NULL, span.start);
     jw_key(j, "key");
     jw_str(j, key);
     jw_key(j, "value");
