@@ -28,16 +28,11 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
  * under /tmp (the sandbox has a private /tmp; the scratch dir is HOME). */
 static char *make_scratch(void)
 {
-    const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    char *base = xdg && *xdg == '/' ? xasprintf("%s/drun/run", xdg)
-               : xasprintf("%s/.local/state/drun/run", home && *home == '/' ? home : "/root");
-    char *dir = NULL;
-    if (mkdirs(base, 0700)) {
-        dir = xasprintf("%s/scratch-XXXXXX", base);
-        if (!mkdtemp(dir)) {
-            free(dir);
-            dir = NULL;
-        }
+    char *base = state_path("run");
+    char *dir = xasprintf("%s/scratch-XXXXXX", base);
+    if (!mkdtemp(dir)) {
+        free(dir);
+        dir = NULL;
     }
     free(base);
     return dir;

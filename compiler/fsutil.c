@@ -36,3 +36,13 @@ bool mkdirs(const char *path, mode_t mode)
     errno = saved;
     return ok;
 }
+
+char *state_path(const char *sub)
+{
+    const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    const char *sep = *sub ? "/" : "";
+    char *dir = xdg && *xdg == '/' ? xasprintf("%s/drun%s%s", xdg, sep, sub)
+              : xasprintf("%s/.local/state/drun%s%s", home && *home == '/' ? home : "/root", sep, sub);
+    mkdirs(dir, 0700);
+    return dir;
+}

@@ -10,4 +10,11 @@
  * component cannot be created (an existing non-directory: ENOTDIR/EEXIST). */
 bool mkdirs(const char *path, mode_t mode);
 
+/* The tools' own state: "$XDG_STATE_HOME/drun/SUB" when that is absolute,
+ * else "$HOME/.local/state/drun/SUB" ("/root" without an absolute $HOME);
+ * SUB "" is the state dir itself. Created (0700, parents too) when it can
+ * be; a failure shows when the caller opens or makes something in it.
+ * Caller frees. */
+char *state_path(const char *sub);
+
 #endif

@@ -409,10 +409,7 @@ static __attribute__((noinline)) pid_t start_child(const sandbox_t *s, const sbx
  * exactly when this is needed), in a directory the sandbox cannot see. */
 static char *private_dev_nodes(strvec_t *opts, char **err)
 {
-    const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    char *base = xdg && *xdg == '/' ? xasprintf("%s/drun", xdg)
-               : xasprintf("%s/.local/state/drun", home && *home == '/' ? home : "/root");
-    mkdirs(base, 0700); /* a failure shows at mkdtemp */
+    char *base = state_path("");
     char *dir = xasprintf("%s/dev-XXXXXX", base);
     free(base);
     if (!mkdtemp(dir)) {
@@ -453,10 +450,7 @@ static void remove_dev_nodes(char *dir)
  * run could not remove because another one was still using them. */
 static int workspace_lock(const char *ws, char **pending)
 {
-    const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    char *dir = xdg && *xdg == '/' ? xasprintf("%s/drun/locks", xdg)
-              : xasprintf("%s/.local/state/drun/locks", home && *home == '/' ? home : "/root");
-    mkdirs(dir, 0700); /* a failure shows at open */
+    char *dir = state_path("locks");
     char hex[65];
     sha256_hex(ws, strlen(ws), hex);
     char *path = xasprintf("%s/%s", dir, hex);
