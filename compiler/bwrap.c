@@ -51,9 +51,12 @@ typedef struct plan {
     strmap_t litcap_at; /* key -> lowest literal cap level there */
     strmap_t seen;      /* op dedupe */
     strmap_t hidden;    /* keys hidden whole by a deny_read glob or a block */
+    strmap_t ex_seen;   /* exec plans: abs path -> ex_t, so that each path is
+                           looked at once (the blocks of the protected names walk
+                           down from / for every name, under two roots) */
     VEC(const char *) wmounts;  /* keys of writable phase-1 mounts */
     VEC(struct ro_cap { const char *key; const rrule_t *origin; }) ro_caps; /* cap-read targets */
-    VEC(char *) *residue;
+    VEC(bw_residue_t) *residue;
     size_t walked;
     char *err;
     char *upbuf;        /* scratch for ancestor lookups (FOR_KEY_AND_UP) */
@@ -150,14 +153,26 @@ static bw_word_t word_of(loc_t l)
 
 /* ---- what exists ------------------------------------------------------------------------- */
 
+/* Below a tmpfs scratch, which bwrap mounts fresh on the empty host dir. */
+static bool in_tmpfs_scratch(const plan_t *p, const char *abs)
+{
+    return p->roots && p->roots->scratch_tmpfs && abs && path_is_under(abs, p->roots->scratch);
+}
+
 static ex_t exists(plan_t *p, loc_t l)
 {
+    if (in_tmpfs_scratch(p, l.abs)) return strcmp(l.abs, p->roots->scratch) == 0 ? EX_DIR : EX_MISSING;
     if (p->roots && l.abs) {
+        long seen = strmap_get(&p->ex_seen, l.abs);
+        if (seen >= 0) return (ex_t)seen;
         struct stat st;
-        if (lstat(l.abs, &st) != 0) return EX_MISSING;
-        if (S_ISLNK(st.st_mode)) return EX_LINK;
-        if (S_ISDIR(st.st_mode)) return EX_DIR;
-        return S_ISREG(st.st_mode) ? EX_FILE : EX_OTHER;
+        ex_t e = lstat(l.abs, &st) != 0 ? EX_MISSING
+                 : S_ISLNK(st.st_mode)  ? EX_LINK
+                 : S_ISDIR(st.st_mode)  ? EX_DIR
+                 : S_ISREG(st.st_mode)  ? EX_FILE
+                                        : EX_OTHER;
+        strmap_put(&p->ex_seen, arena_strdup(p->a, l.abs), (long)e); /* l.abs may be a walk buffer */
+        return e;
     }
     if (!l.abs) return *l.rel ? EX_MISSING : EX_DIR; /* template: fresh, empty session dirs */
     path_fact_t f = facts_lookup(p->r->facts, l.abs, p->a);
@@ -427,6 +442,7 @@ static bool block_missing(plan_t *p, loc_t t, const rrule_t *origin)
     loc_t parent = key_loc(p, pk);
     if (is_hidden(p, c.key) || level_at(p, parent) != LVL_WRITE) return true; /* cannot be created anyway */
     if (!pin_ancestors(p, c, origin)) return false;
+    bool dir = false;
     if (strcmp(c.key, t.key) == 0 && !dir_like(c.key) && origin->level == LVL_NONE) {
         /* a hidden name (deny_read): /dev/null, mounted nodev, cannot be
          * opened at all: neither read nor written, as "none" says */
@@ -441,9 +457,12 @@ static bool block_missing(plan_t *p, loc_t t, const rrule_t *origin)
     } else {
         mount1(p, PH_MOUNT, c, "--tmpfs", origin, "blocks the first missing component of a protected path");
         mount1(p, PH_CAP, c, "--remount-ro", origin, "blocks the first missing component of a protected path");
+        dir = true;
     }
     strmap_put(&p->hidden, c.key, 1);
-    if (p->roots && c.abs) vec_push(p->residue, xstrdup(c.abs));
+    /* what bwrap creates in a tmpfs scratch goes with it */
+    if (p->roots && c.abs && !in_tmpfs_scratch(p, c.abs))
+        vec_push(p->residue, ((bw_residue_t){xstrdup(c.abs), dir}));
     return true;
 }
 
@@ -678,7 +697,10 @@ static bool plan_grants(plan_t *p)
                         l.abs ? l.abs : l.key);
         switch (g->level) {
         case LVL_WRITE:
-            mount2(p, l, session_root ? "--bind" : "--bind-try", word_of(l), g, NULL);
+            if (session_root && g->base == PB_SCRATCH && p->roots && p->roots->scratch_tmpfs)
+                mount1(p, PH_MOUNT, l, "--tmpfs", g, "the scratch dir: a fresh tmpfs, gone with the sandbox");
+            else
+                mount2(p, l, session_root ? "--bind" : "--bind-try", word_of(l), g, NULL);
             vec_push(&p->wmounts, l.key);
             break;
         case LVL_READ:
@@ -800,6 +822,7 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
     strmap_free(&p.litcap_at);
     strmap_free(&p.seen);
     strmap_free(&p.hidden);
+    strmap_free(&p.ex_seen);
     free(p.upbuf);
     vec_free(&p.wmounts);
     vec_free(&p.ro_caps);
@@ -818,7 +841,7 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
 void bwrap_free(bwrap_t *b)
 {
     if (!b) return;
-    for (size_t i = 0; i < b->residue.n; i++) free(b->residue.v[i]);
+    for (size_t i = 0; i < b->residue.n; i++) free(b->residue.v[i].path);
     vec_free(&b->residue);
     vec_free(&b->ops);
     arena_free(&b->arena);

@@ -34,11 +34,16 @@ typedef struct bw_op {
     const char *note;      /* why, for explain ("blocks the first missing component") */
 } bw_op_t;
 
+/* A host path bwrap will create as a mount point (a missing path blocked). */
+typedef struct bw_residue {
+    char *path;
+    bool dir; /* a directory (the block is a tmpfs), else an empty file */
+} bw_residue_t;
+
 typedef struct bwrap {
     arena_t arena;
     VEC(bw_op_t) ops;
-    VEC(char *) residue; /* exec plans: host paths bwrap will create as mount
-                            points (missing paths blocked), to remove afterwards */
+    VEC(bw_residue_t) residue; /* exec plans: what to remove afterwards */
 } bwrap_t;
 
 /* Limits of the exec-time glob expansion: past them the run is refused

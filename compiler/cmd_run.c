@@ -4,7 +4,6 @@
  * not be set up, 126/127 as a shell does. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,26 +14,25 @@
 
 #include "cli.h"
 #include "fsutil.h"
+#include "paths.h"
 #include "sandbox.h"
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+/* The scratch dir: $XDG_STATE_HOME/drun/run/scratch, never under /tmp (the
+ * sandbox has a private /tmp; the scratch dir is HOME). On the host it is
+ * only an empty mount point: each run mounts a fresh tmpfs on it inside its
+ * own sandbox, so what the command writes there (and the placeholders of the
+ * protections) stays in memory and goes with the sandbox. Runs at the same
+ * time share the path but never the contents, and nothing is left to remove. */
+static char *scratch_dir(void)
 {
-    (void)st, (void)flag, (void)ftw;
-    remove(path);
-    return 0;
-}
-
-/* A fresh scratch dir under the state dir ($XDG_STATE_HOME/drun/run), never
- * under /tmp (the sandbox has a private /tmp; the scratch dir is HOME). */
-static char *make_scratch(void)
-{
-    char *base = state_path("run");
-    char *dir = xasprintf("%s/scratch-XXXXXX", base);
-    if (!mkdtemp(dir)) {
+    char *dir = state_path("run/scratch");
+    struct stat st;
+    int rc = stat(dir, &st);
+    if (rc != 0 || !S_ISDIR(st.st_mode)) {
+        if (rc == 0) errno = ENOTDIR;
         free(dir);
-        dir = NULL;
+        return NULL;
     }
-    free(base);
     return dir;
 }
 
@@ -55,7 +53,8 @@ int cmd_run(const cli_args_t *a)
     }
     char cwd[PATH_MAX];
     const char *ws = a->workspace ? a->workspace : getcwd(cwd, sizeof cwd);
-    char *scratch = make_scratch();
+    char *scratch = ws ? scratch_dir() : NULL;
+    char real[PATH_MAX];
     if (!ws || !scratch) {
         fprintf(stderr, "drun-policy run: cannot set up the workspace or scratch dir: %s\n", strerror(errno));
         free(scratch);
@@ -63,11 +62,19 @@ int cmd_run(const cli_args_t *a)
         policy_free(p);
         return EXIT_SETUP;
     }
-    /* the scratch dirs of other runs are kept dark even under a grant of ~ */
-    char *runs = xstrdup(scratch);
-    *strrchr(runs, '/') = '\0';
-    const char *hide[] = {runs, NULL};
-    sbx_exec_t x = {ws, scratch, a->rest, 0, 1, 2, false, NULL, hide};
+    if (realpath(ws, real) && path_is_under(real, scratch)) {
+        /* the scratch tmpfs would cover it */
+        fprintf(stderr, "drun-policy run: the workspace '%s' is inside the scratch dir %s\n", ws, scratch);
+        free(scratch);
+        sandbox_free(s);
+        policy_free(p);
+        return EXIT_SETUP;
+    }
+    /* the tools' state (device nodes, pending placeholder lists, drun-mcp's
+     * sessions) stays dark even under a grant of ~; the scratch inside shows */
+    char *state = state_path("");
+    const char *hide[] = {state, NULL};
+    sbx_exec_t x = {ws, scratch, a->rest, 0, 1, 2, false, NULL, hide, true};
     pid_t pid;
     sbx_residue_t *res;
     int sp = sandbox_spawn(s, &x, &pid, &res, &err);
@@ -82,8 +89,7 @@ int cmd_run(const cli_args_t *a)
         sandbox_finish(res, ws_status, &st);
         rc = st.setup_failed ? EXIT_SETUP : st.exit_code;
     }
-    nftw(scratch, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    free(runs);
+    free(state);
     free(scratch);
     sandbox_free(s);
     policy_free(p);

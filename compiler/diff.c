@@ -808,7 +808,7 @@ static bool dctx_init(dctx_t *d, const policy_t *old, const policy_t *new_, cons
 {
     d->pol[0] = old;
     d->pol[1] = new_;
-    d->roots = (roots_t){DIFF_WORKSPACE, DIFF_SCRATCH, NULL};
+    d->roots = (roots_t){DIFF_WORKSPACE, DIFF_SCRATCH, NULL, false};
     for (int t = 0; t < 2; t++) {
         if (o->facts[t]) {
             d->facts[t] = o->facts[t];

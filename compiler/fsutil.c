@@ -10,13 +10,16 @@
 
 /* One mkdir per component, parent first. EEXIST is only success when what
  * exists is a directory (or a link to one: the caller resolves or checks
- * ownership where that matters, as drun-mcp does for its state dir). */
+ * ownership where that matters, as drun-mcp does for its state dir). A dir
+ * that is already there costs one stat: every `run` asks for its state dirs. */
 bool mkdirs(const char *path, mode_t mode)
 {
     if (!*path) {
         errno = ENOENT;
         return false;
     }
+    struct stat st0;
+    if (stat(path, &st0) == 0 && S_ISDIR(st0.st_mode)) return true;
     char *p = xstrdup(path);
     bool ok = true;
     for (char *s = p + 1; ok; s++) {

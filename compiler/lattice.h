@@ -45,6 +45,8 @@ typedef struct roots {
     const char *const *hide; /* exec time: directories the sandbox must not see even when a
                                 grant covers them (other sessions), NULL-terminated, or NULL;
                                 the session's own workspace and scratch inside stay visible */
+    bool scratch_tmpfs;      /* exec time: the scratch dir is a fresh tmpfs mounted on the
+                                (empty) host dir, not the host dir itself: `run`'s */
 } roots_t;
 
 /* The absolute path of a rule given the roots (into tmp). */

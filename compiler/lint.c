@@ -1014,7 +1014,7 @@ bool lint_run(source_t *src, const lint_opts_t *o, lint_report_t *out, char **er
     lint_t l = {0};
     l.src = src;
     out->src = src;
-    l.roots = (roots_t){LINT_WORKSPACE, LINT_SCRATCH, NULL};
+    l.roots = (roots_t){LINT_WORKSPACE, LINT_SCRATCH, NULL, false};
     toml_error te;
     l.doc = toml_parse(src, TOML_1_1, &te);
     l.pol = policy_build(source_new(src->name, src->text, src->len), TOML_1_1, &l.raw);

@@ -38,6 +38,9 @@ typedef struct sbx_exec {
     char *const *host_env;   /* environment [env] passthrough reads (NULL: environ) */
     const char *const *hide; /* directories to keep dark even when the policy grants a parent
                                 (the runtime's state: other sessions), NULL-terminated, or NULL */
+    bool scratch_tmpfs;      /* the scratch is a fresh tmpfs on the (empty) scratch dir, gone
+                                with the sandbox: a one-off run, whose scratch lives no longer
+                                than it; a session's scratch stays a host dir */
 } sbx_exec_t;
 
 /* What sandbox_spawn left on the host to remove after the child exits: the

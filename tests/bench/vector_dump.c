@@ -3,7 +3,9 @@
  * so a benchmark can run a bare bwrap of the same mount shape; then prints
  * the median wall time, in ms, of what `run` does in process before it
  * forks bwrap (load the policy, probe, compile for Linux, plan the vector).
- *   vector_dump CONFIG WORKSPACE SCRATCH ARGS_OUT BPF_OUT */
+ *   vector_dump CONFIG WORKSPACE SCRATCH ARGS_OUT BPF_OUT [--scratch-tmpfs]
+ * --scratch-tmpfs: the scratch dir is a tmpfs, as `run` mounts it (without:
+ * a host dir, as a drun-mcp session's is). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +17,9 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 6) {
-        fprintf(stderr, "usage: vector_dump CONFIG WORKSPACE SCRATCH ARGS_OUT BPF_OUT\n");
+    bool tmpfs = argc == 7 && strcmp(argv[6], "--scratch-tmpfs") == 0;
+    if (argc != 6 && !tmpfs) {
+        fprintf(stderr, "usage: vector_dump CONFIG WORKSPACE SCRATCH ARGS_OUT BPF_OUT [--scratch-tmpfs]\n");
         return 2;
     }
     diag_list_t d = {0};
@@ -29,7 +32,7 @@ int main(int argc, char **argv)
         return 1;
     }
     char *cmd[] = {"/bin/true", NULL};
-    sbx_exec_t x = {argv[2], argv[3], cmd, 0, 1, 2, false, NULL, NULL};
+    sbx_exec_t x = {argv[2], argv[3], cmd, 0, 1, 2, false, NULL, NULL, tmpfs};
     size_t n;
     char **v = sandbox_argv(s, &x, &n, &err);
     if (!v) {

@@ -92,7 +92,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "lattice-probe: sbpl_build failed\n");
         return 2;
     }
-    roots_t roots = {ws, sc, NULL};
+    roots_t roots = {ws, sc, NULL, false};
     bwrap_t *b = NULL;
     if (strcmp(plan, "none") != 0) {
         b = bwrap_plan(r, strcmp(plan, "exec") == 0 ? &roots : NULL, &err);

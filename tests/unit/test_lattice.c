@@ -54,7 +54,7 @@ static void unload(fixture_t *f)
     policy_free(f->pol);
 }
 
-static const roots_t roots = {"/ws", "/sc", NULL};
+static const roots_t roots = {"/ws", "/sc", NULL, false};
 
 static void expect(fixture_t *f, const char *path, level_t want, const char *why)
 {
