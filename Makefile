@@ -41,7 +41,7 @@ GRAMMAR_RE := $(wildcard grammar/*.re)
 GRAMMAR_Y  := $(wildcard grammar/*.y)
 GEN_C      := $(patsubst grammar/%.re,$(B)/gen/%.c,$(GRAMMAR_RE)) \
               $(patsubst grammar/%.y,$(B)/gen/%.c,$(GRAMMAR_Y)) $(B)/gen/default_policy.c
-GEN_H      := $(patsubst grammar/%.y,$(B)/gen/%.h,$(GRAMMAR_Y))
+GEN_H      := $(patsubst grammar/%.y,$(B)/gen/%.h,$(GRAMMAR_Y)) $(B)/gen/seccomp_progs.h
 LIB_SRC    := $(wildcard grammar/*.c) $(filter-out compiler/main.c,$(wildcard compiler/*.c))
 LIB_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_C))
 RT_SRC     := $(wildcard runtime/*.c)
@@ -82,6 +82,17 @@ $(B)/gen/%.c $(B)/gen/%.h: grammar/%.y
 $(B)/gen/default_policy.c: profiles/default.toml scripts/embed
 	@mkdir -p $(@D)
 	scripts/embed default_policy_toml $< > $@
+
+# The seccomp programs, built with libseccomp and checked at build time by
+# scripts/seccomp_gen.c (from the same seccomp_filter.c), embedded as bytes:
+# `run` does not build the same filter again on every start.
+$(B)/gen/seccomp_gen: scripts/seccomp_gen.c compiler/seccomp_filter.c compiler/bpf.c grammar/buf.c \
+                      compiler/seccomp_filter.h compiler/bpf.h grammar/buf.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DDRUN_SECCOMP_GENERATOR $(filter-out -MMD -MP,$(CFLAGS)) -o $@ $(filter %.c,$^) $(LDFLAGS) $(LDLIBS)
+
+$(B)/gen/seccomp_progs.h: $(B)/gen/seccomp_gen
+	$< > $@
 
 # ---- objects and binaries -------------------------------------------------------
 

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,14 +161,45 @@ static const char *real_of(const char *path, arena_t *a)
     return arena_strdup(a, path);
 }
 
+/* The type and realpath of an existing path in four syscalls whatever its
+ * depth: open it O_PATH, fstat, and ask /proc for the name of what was
+ * opened. realpath() reads the link of every component, one syscall each,
+ * and this runs for every system dir, $PATH entry and rule path of every
+ * `run`. NULL when the path cannot be opened (missing, or not reachable). */
+static const char *open_real(const char *path, ptype_t *type, arena_t *a)
+{
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    struct stat st;
+    const char *real = NULL;
+    if (fstat(fd, &st) == 0) {
+        *type = S_ISDIR(st.st_mode) ? PT_DIR : S_ISREG(st.st_mode) ? PT_FILE : PT_OTHER;
+        char link[32], buf[PATH_MAX];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, buf, sizeof buf - 1);
+        if (n > 0 && (size_t)n < sizeof buf - 1 && buf[0] == '/') {
+            buf[n] = '\0';
+            real = arena_strdup(a, buf);
+        } else if (realpath(path, buf)) { /* no /proc */
+            real = arena_strdup(a, buf);
+        }
+    }
+    close(fd);
+    return real;
+}
+
 /* Records a path and, when a symlink leads elsewhere, its realpath too:
  * the compile looks paths up by the object they name. */
 static void probe_path(facts_t *f, const char *path)
 {
     const char *norm = path_normalize(path, &f->arena);
     if (!norm || find_exact(f, norm)) return;
-    ptype_t t = stat_type(norm);
-    const char *real = real_of(norm, &f->arena);
+    ptype_t t = PT_MISSING;
+    const char *real = open_real(norm, &t, &f->arena);
+    if (!real) {
+        t = stat_type(norm);
+        real = real_of(norm, &f->arena);
+    }
     facts_set_path(f, norm, t, real);
     if (strcmp(real, norm) != 0 && !find_exact(f, real)) facts_set_path(f, real, t, real);
 }

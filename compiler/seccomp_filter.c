@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include "bpf.h"
+#ifndef DRUN_SECCOMP_GENERATOR
+#include "seccomp_progs.h" /* seccomp_embedded[]: the programs, made at build time by scripts/seccomp_gen.c */
+#endif
 
 /* Why each call is denied. Default-allow keeps ordinary programs working;
  * these are the calls that reach past the bwrap boundary or give the kernel
@@ -261,7 +264,7 @@ static bool self_check(const seccomp_opts_t *opts, const buf_t *prog, char **err
     return true;
 }
 
-bool seccomp_build(const seccomp_opts_t *opts, buf_t *out, char **err)
+bool seccomp_generate(const seccomp_opts_t *opts, buf_t *out, char **err)
 {
     if (opts->arch != SECCOMP_X86_64 && opts->arch != SECCOMP_AARCH64) {
         *err = xasprintf("seccomp: unknown target architecture %d", (int)opts->arch);
@@ -275,4 +278,16 @@ bool seccomp_build(const seccomp_opts_t *opts, buf_t *out, char **err)
     if (ok) buf_add(out, prog.p, prog.len);
     buf_free(&prog);
     return ok;
+}
+
+bool seccomp_build(const seccomp_opts_t *opts, buf_t *out, char **err)
+{
+#ifndef DRUN_SECCOMP_GENERATOR
+    for (size_t i = 0; i < sizeof seccomp_embedded / sizeof seccomp_embedded[0]; i++)
+        if (seccomp_embedded[i].arch == opts->arch && seccomp_embedded[i].allow_unix_sockets == opts->allow_unix_sockets) {
+            buf_add(out, seccomp_embedded[i].prog, seccomp_embedded[i].len);
+            return true;
+        }
+#endif
+    return seccomp_generate(opts, out, err);
 }

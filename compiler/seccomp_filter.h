@@ -52,8 +52,15 @@ typedef struct seccomp_opts {
  * ERRNO(EPERM), a foreign ABI KILL_PROCESS and getpid ALLOW, or the build
  * fails. Deterministic: the same opts give the same bytes on any host.
  * Returns false with *err (caller frees) when libseccomp fails or is too old
- * to know a syscall of the list; *out is then left as it was. */
+ * to know a syscall of the list; *out is then left as it was.
+ * The four programs (two arches, with and without AF_UNIX) are generated
+ * this way at build time (scripts/seccomp_gen.c) and embedded: this returns
+ * those bytes, and asks libseccomp only for an option set not embedded. */
 bool seccomp_build(const seccomp_opts_t *opts, buf_t *out, char **err);
+
+/* What seccomp_build describes, always built with libseccomp now (the build
+ * tool, and the test that the embedded bytes are current). */
+bool seccomp_generate(const seccomp_opts_t *opts, buf_t *out, char **err);
 
 /* One entry of the deny list, for explain, docs and tests. */
 typedef struct seccomp_denial {

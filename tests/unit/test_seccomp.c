@@ -150,6 +150,20 @@ static void test_arch(seccomp_arch_t a)
     build(a, false, &appended);
     CHECK(appended.len == p.len + 2 && memcmp(appended.p + 2, p.p, p.len) == 0, "seccomp_build appends");
 
+    /* The embedded programs (made at build time) are what libseccomp makes now. */
+    for (int unix_ok = 0; unix_ok < 2; unix_ok++) {
+        seccomp_opts_t o = {a, unix_ok == 1};
+        buf_t fresh = BUF_INIT;
+        char *err = NULL;
+        bool ok = seccomp_generate(&o, &fresh, &err);
+        const buf_t *emb = unix_ok ? &u : &p;
+        snprintf(name, sizeof name, "%s%s: the embedded program equals a fresh libseccomp build", an,
+                 unix_ok ? " (AF_UNIX allowed)" : "");
+        CHECK(ok && fresh.len == emb->len && memcmp(fresh.p, emb->p, emb->len) == 0, name);
+        free(err);
+        buf_free(&fresh);
+    }
+
     buf_free(&again);
     buf_free(&appended);
     buf_free(&p);
