@@ -15,6 +15,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 
 import { BIN, INIT, start, tmpdir } from './lib.mjs';
@@ -33,7 +34,11 @@ const CONFIG = 'max_sessions = 60\n';
 
 /** A raw JSON-RPC client: the SDK client's own costs (zod parsing, ajv
  * compiling every outputSchema on tools/list) would otherwise dominate the
- * microsecond figures. stdio: a pipe; http: node:http with keep-alive. */
+ * microsecond figures. stdio: a pipe; http: node:http with keep-alive;
+ * http-raw: HTTP/1.1 written and read by hand on one TCP socket, so that the
+ * figure holds as little of the client as it can (node:http's own request
+ * and response handling is 0.2-0.3 ms a call here: measured against it,
+ * drun-mcp would be charged for its client's parser). */
 async function rawServer(transport) {
   const dir = tmpdir(`bench-${transport}-`);
   fs.writeFileSync(path.join(dir, 'config.toml'), CONFIG);
@@ -62,6 +67,7 @@ async function rawServer(transport) {
     return { pid: child.pid, req, close: () => { child.stdin.end(); return new Promise((r) => child.once('exit', r)); } };
   }
   const child = spawn(BIN, [...args, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOME: dir } });
+  if (transport === 'http-raw') return rawHttp(child, () => nextId++);
   const url = await new Promise((resolve, reject) => {
     let e = '';
     child.stderr.on('data', (d) => {
@@ -94,6 +100,49 @@ async function rawServer(transport) {
     return JSON.parse(r.text);
   };
   return { pid: child.pid, req, close: () => { child.kill('SIGTERM'); return new Promise((r) => child.once('exit', r)); } };
+}
+
+/** HTTP/1.1 by hand on one kept-alive socket: each response is read to its
+ * Content-Length (drun-mcp answers JSON with a length). */
+async function rawHttp(child, nextId) {
+  const url = new URL(await new Promise((resolve, reject) => {
+    let e = '';
+    child.stderr.on('data', (d) => {
+      e += d;
+      const m = e.match(/listening on (http:\/\/\S+\/mcp)/);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', () => reject(new Error(e)));
+  }));
+  const sock = net.connect(Number(url.port), url.hostname);
+  sock.setNoDelay(true);
+  await new Promise((r) => sock.once('connect', r));
+  let buf = Buffer.alloc(0);
+  let pending = null;
+  sock.on('data', (d) => {
+    buf = buf.length ? Buffer.concat([buf, d]) : d;
+    const end = buf.indexOf('\r\n\r\n');
+    if (end < 0 || !pending) return;
+    const head = buf.subarray(0, end).toString('latin1');
+    const len = Number((head.match(/\r\ncontent-length: *(\d+)/i) || [0, 0])[1]);
+    if (buf.length < end + 4 + len) return;
+    const text = buf.subarray(end + 4, end + 4 + len).toString('utf8');
+    buf = buf.subarray(end + 4 + len);
+    const p = pending;
+    pending = null;
+    p({ head, text });
+  });
+  let extra = '';
+  const post = (body) => new Promise((resolve) => {
+    pending = resolve;
+    sock.write(`POST ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\n` +
+      `Accept: application/json, text/event-stream\r\n${extra}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  });
+  const init = await post(INIT());
+  const sid = init.head.match(/\r\nmcp-session-id: *(\S+)/i)[1];
+  extra = `Mcp-Session-Id: ${sid}\r\nMCP-Protocol-Version: ${JSON.parse(init.text).result.protocolVersion}\r\n`;
+  const req = async (method, params = {}) => JSON.parse((await post(JSON.stringify({ jsonrpc: '2.0', id: nextId(), method, params }))).text);
+  return { pid: child.pid, req, close: () => { sock.destroy(); child.kill('SIGTERM'); return new Promise((r) => child.once('exit', r)); } };
 }
 
 async function transportBench(transport) {
@@ -225,7 +274,7 @@ async function rssBench() {
   }
 }
 
-for (const t of ['stdio', 'http']) await transportBench(t);
+for (const t of ['stdio', 'http', 'http-raw']) await transportBench(t);
 bareBwrap();
 for (const t of ['stdio', 'http']) await sdkBench(t);
 await rssBench();
