@@ -270,6 +270,8 @@ static void source_mtime(const policy_t *p, buf_t *out)
 static void build_manifest(compiled_t *c)
 {
     const policy_t *p = c->pol;
+    /* reserved once, as the SBPL text (sbpl_build): some 320 bytes a rule */
+    buf_reserve(&c->manifest, 16384 + p->src->len * 2 + p->rules.n * 512);
     jw_t j;
     jw_init(&j, &c->manifest, true);
     jw_obj(&j);
