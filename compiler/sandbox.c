@@ -284,6 +284,8 @@ static void free_strvec(strvec_t *v)
     vec_free(v);
 }
 
+static bool private_dev_nodes(strvec_t *opts, char **err);
+
 char **sandbox_argv(const sandbox_t *s, const sbx_exec_t *x, size_t *argc, char **err)
 {
     char ws[PATH_MAX], sc[PATH_MAX];
@@ -294,6 +296,10 @@ char **sandbox_argv(const sandbox_t *s, const sbx_exec_t *x, size_t *argc, char 
     vec_push(&v, xstrdup(s->bwrap_bin));
     bwrap_argv(b, &roots, x->host_env ? x->host_env : environ, FIRST_EMPTY_FD, &v, NULL);
     bwrap_free(b);
+    if (geteuid() == 0 && !private_dev_nodes(&v, err)) { /* as sandbox_spawn adds them */
+        free_strvec(&v);
+        return NULL;
+    }
     *argc = v.n;
     vec_push(&v, (char *)NULL);
     return v.v;

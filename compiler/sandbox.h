@@ -78,7 +78,8 @@ void sandbox_finish(sbx_residue_t *residue, int wait_status, sbx_status_t *st);
 void sandbox_cleanup(sbx_residue_t *residue);
 
 /* The full bwrap argument vector sandbox_spawn would use for x, one argument
- * per element, for explain and tests (no fork). NULL with *err on failure. */
+ * per element, for explain and tests (no fork; as root the private device
+ * nodes are checked or made, as for a run). NULL with *err on failure. */
 char **sandbox_argv(const sandbox_t *s, const sbx_exec_t *x, size_t *argc, char **err);
 void sandbox_argv_free(char **argv, size_t argc);
 
