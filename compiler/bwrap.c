@@ -1031,10 +1031,10 @@ static const char *env_get(char *const *env, const char *name)
     return NULL;
 }
 
-static char *word_value(bw_word_t w, const roots_t *roots, char *const *env, int *next_fd)
+static char *word_value(bw_word_t w, const roots_t *roots, char *const *env)
 {
     switch (w.kind) {
-    case BW_EMPTY_FD: return next_fd ? xasprintf("%d", (*next_fd)++) : xstrdup("${EMPTY_FD}");
+    case BW_EMPTY_FD: return xstrdup("${EMPTY_FD}"); /* never reached: bwrap_argv binds empty_file */
     case BW_LIT: return xstrdup(w.s);
     case BW_ENV: {
         const char *v = env_get(env, w.s);
@@ -1049,15 +1049,26 @@ static char *word_value(bw_word_t w, const roots_t *roots, char *const *env, int
     return NULL;
 }
 
-void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, int first_empty_fd, void *argv_vec,
-                int *n_empty)
+/* A block of a missing file: "--perms 0444 --ro-bind-data ${EMPTY_FD} DEST". */
+static bool empty_block(const bw_op_t *op)
+{
+    return op->nargs == 2 && op->a.kind == BW_EMPTY_FD && !strcmp(op->opt, "--ro-bind-data");
+}
+
+void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, const char *empty_file, void *argv_vec)
 {
     VEC(char *) *argv = argv_vec;
-    int next = first_empty_fd;
     for (size_t i = 0; i < b->ops.n; i++) {
         const bw_op_t *op = &b->ops.v[i];
-        char *a = op->nargs > 0 ? word_value(op->a, roots, env, &next) : NULL;
-        char *c = op->nargs > 1 ? word_value(op->b, roots, env, &next) : NULL;
+        if (!strcmp(op->opt, "--perms") && i + 1 < b->ops.n && empty_block(&b->ops.v[i + 1])) continue;
+        if (empty_block(op)) {
+            vec_push(argv, xstrdup("--ro-bind"));
+            vec_push(argv, xstrdup(empty_file));
+            vec_push(argv, word_value(op->b, roots, env));
+            continue;
+        }
+        char *a = op->nargs > 0 ? word_value(op->a, roots, env) : NULL;
+        char *c = op->nargs > 1 ? word_value(op->b, roots, env) : NULL;
         if ((op->nargs > 0 && !a) || (op->nargs > 1 && !c)) { /* an unset passthrough variable */
             free(a);
             free(c);
@@ -1067,7 +1078,6 @@ void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, int fi
         if (a) vec_push(argv, a);
         if (c) vec_push(argv, c);
     }
-    if (n_empty) *n_empty = next - first_empty_fd;
 }
 
 /* ---- evaluation: the mount namespace the ops build ------------------------------------------------------------ */
@@ -1099,7 +1109,7 @@ level_t bwrap_eval(const bwrap_t *b, const roots_t *roots, const char *path, con
             strcmp(o, "--cap-drop") == 0 || strcmp(o, "--uid") == 0 || strcmp(o, "--gid") == 0 ||
             strcmp(o, "--hostname") == 0)
             continue;
-        char *dest = word_value(dw, roots, NULL, NULL);
+        char *dest = word_value(dw, roots, NULL);
         const char *d = arena_strdup(&a, dest);
         free(dest);
         if (strcmp(o, "--symlink") == 0) {

@@ -68,11 +68,11 @@ bwrap_t *bwrap_args_parse(const char *text, size_t len, char **err);
 /* Substitutes placeholders into concrete arguments, appended to *argv as
  * xstrdup'd strings (argv is a VEC(char *)). A "--setenv NAME ${env:NAME}"
  * op whose variable is not in env is dropped; env is "NAME=value" strings,
- * NULL-terminated. Each ${EMPTY_FD} becomes the next fd number from
- * first_empty_fd; *n_empty (if not NULL) receives how many were used, so the
- * caller can provide that many fds of an empty file. */
-void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, int first_empty_fd, void *argv,
-                int *n_empty);
+ * NULL-terminated. A block of a missing file ("--perms 0444 --ro-bind-data
+ * ${EMPTY_FD} DEST") becomes "--ro-bind EMPTY_FILE DEST": empty_file is an
+ * empty read-only host file, the same for every block, so that no fd need
+ * be passed per block and bwrap copies nothing. */
+void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, const char *empty_file, void *argv);
 
 /* What the mount namespace built by ops exposes path at (absolute, concrete),
  * and the op that decided it. *private_tmp is set when the path is on the

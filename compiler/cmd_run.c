@@ -38,57 +38,65 @@ static char *scratch_dir(void)
 
 int cmd_run(const cli_args_t *a)
 {
-    int rc = EXIT_OK;
-    policy_t *p = cli_load_policy("run", a->pos[0], &rc);
-    if (!p) return rc;
-    char *err = NULL;
-    diag_list_t d = {0};
-    sandbox_t *s = sandbox_new(p, NULL, &d, &err);
-    diag_list_free(&d);
-    if (!s) {
-        fprintf(stderr, "drun-policy run: %s\n", err ? err : "the sandbox could not be set up");
-        free(err);
-        policy_free(p);
-        return EXIT_SETUP;
-    }
-    char cwd[PATH_MAX];
+    char cwd[PATH_MAX], real[PATH_MAX];
     const char *ws = a->workspace ? a->workspace : getcwd(cwd, sizeof cwd);
     char *scratch = ws ? scratch_dir() : NULL;
-    char real[PATH_MAX];
     if (!ws || !scratch) {
         fprintf(stderr, "drun-policy run: cannot set up the workspace or scratch dir: %s\n", strerror(errno));
         free(scratch);
-        sandbox_free(s);
-        policy_free(p);
         return EXIT_SETUP;
     }
     if (realpath(ws, real) && path_is_under(real, scratch)) {
         /* the scratch tmpfs would cover it */
         fprintf(stderr, "drun-policy run: the workspace '%s' is inside the scratch dir %s\n", ws, scratch);
         free(scratch);
-        sandbox_free(s);
-        policy_free(p);
         return EXIT_SETUP;
     }
     /* the tools' state (device nodes, pending placeholder lists, drun-mcp's
      * sessions) stays dark even under a grant of ~; the scratch inside shows */
     char *state = state_path("");
     const char *hide[] = {state, NULL};
-    sbx_exec_t x = {ws, scratch, a->rest, 0, 1, 2, false, NULL, hide, true};
-    pid_t pid;
-    sbx_residue_t *res;
-    int sp = sandbox_spawn(s, &x, &pid, &res, &err);
-    if (sp != 0) {
-        fprintf(stderr, "drun-policy run: %s\n", err);
-        free(err);
-        rc = sp > 0 ? sp : EXIT_SETUP; /* 127/126: the command, as a shell says */
-    } else {
-        int ws_status = 0;
-        while (waitpid(pid, &ws_status, 0) < 0 && errno == EINTR) {}
-        sbx_status_t st;
-        sandbox_finish(res, ws_status, &st);
-        rc = st.setup_failed ? EXIT_SETUP : st.exit_code;
+    sbx_exec_t x = {ws, scratch, a->rest, 0, 1, 2, false, NULL, hide, true, NULL};
+    /* bwrap starts loading now, and waits while the policy is compiled and
+     * the run planned; a config that is refused kills it unused. (Not as
+     * another user than root: the sandbox then starts the command through a
+     * prlimit shim whose limit comes from the policy.) */
+    char *err = NULL, *bin = geteuid() == 0 ? sandbox_find_bwrap() : NULL;
+    x.early = bin ? sandbox_prestart(bin, &x, &err) : NULL;
+    free(bin);
+    free(err); /* without it, sandbox_spawn starts bwrap itself and says what fails */
+    err = NULL;
+
+    int rc = EXIT_OK;
+    policy_t *p = cli_load_policy("run", a->pos[0], &rc);
+    sandbox_t *s = NULL;
+    if (p) {
+        diag_list_t d = {0};
+        s = sandbox_new(p, NULL, &d, &err);
+        diag_list_free(&d);
+        if (!s) {
+            fprintf(stderr, "drun-policy run: %s\n", err ? err : "the sandbox could not be set up");
+            rc = EXIT_SETUP;
+        }
     }
+    if (!s) {
+        sandbox_early_abort(x.early);
+    } else {
+        pid_t pid;
+        sbx_residue_t *res;
+        int sp = sandbox_spawn(s, &x, &pid, &res, &err); /* takes x.early */
+        if (sp != 0) {
+            fprintf(stderr, "drun-policy run: %s\n", err);
+            rc = sp > 0 ? sp : EXIT_SETUP; /* 127/126: the command, as a shell says */
+        } else {
+            int ws_status = 0;
+            while (waitpid(pid, &ws_status, 0) < 0 && errno == EINTR) {}
+            sbx_status_t st;
+            sandbox_finish(res, ws_status, &st);
+            rc = st.setup_failed ? EXIT_SETUP : st.exit_code;
+        }
+    }
+    free(err);
     free(state);
     free(scratch);
     sandbox_free(s);

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -55,9 +56,8 @@ struct sbx_residue {
     char *pool;        /* the placeholder pool (below), or NULL */
 };
 
-/* fds in the bwrap child: 3 the options, 4 seccomp, 5 the status report,
- * 6.. one per ${EMPTY_FD} of the plan (all the same empty file) */
-#define FIRST_EMPTY_FD 6
+/* fds in the bwrap child: 3 the arguments (--args), 4 the seccomp program,
+ * 5 the status report (--json-status-fd); nothing else. */
 
 /* The device nodes bwrap's --dev binds from the host. */
 static const struct {
@@ -80,6 +80,8 @@ static char *find_exec(const char *name)
     free(copy);
     return found;
 }
+
+char *sandbox_find_bwrap(void) { return find_exec("bwrap"); }
 
 static bool finish_new(sandbox_t *s, char **err)
 {
@@ -286,6 +288,34 @@ static void free_strvec(strvec_t *v)
 
 static bool private_dev_nodes(strvec_t *opts, char **err);
 
+/* The empty read-only file every block of a missing file binds
+ * (bwrap_argv): $XDG_STATE_HOME/drun/empty, mode 0444, made again (beside,
+ * then renamed over) when it is anything else. Caller frees. */
+static char *empty_file(char **err)
+{
+    char *dir = state_path("");
+    char *path = xasprintf("%s/empty", dir);
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0 || st.st_uid != geteuid() ||
+        (st.st_mode & 07777) != 0444 || st.st_nlink != 1) {
+        char *tmp = xasprintf("%s/.empty.%ld", dir, (long)getpid());
+        unlink(tmp);
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+        bool ok = fd >= 0 && fchmod(fd, 0444) == 0;
+        if (fd >= 0 && close(fd) != 0) ok = false;
+        ok = ok && rename(tmp, path) == 0;
+        if (!ok) {
+            *err = xasprintf("cannot create %s: %s", path, strerror(errno));
+            unlink(tmp);
+            free(path);
+            path = NULL;
+        }
+        free(tmp);
+    }
+    free(dir);
+    return path;
+}
+
 char **sandbox_argv(const sandbox_t *s, const sbx_exec_t *x, size_t *argc, char **err)
 {
     char ws[PATH_MAX], sc[PATH_MAX];
@@ -294,12 +324,15 @@ char **sandbox_argv(const sandbox_t *s, const sbx_exec_t *x, size_t *argc, char 
     if (!b) return NULL;
     strvec_t v = {0};
     vec_push(&v, xstrdup(s->bwrap_bin));
-    bwrap_argv(b, &roots, x->host_env ? x->host_env : environ, FIRST_EMPTY_FD, &v, NULL);
+    char *empty = empty_file(err);
+    if (empty) bwrap_argv(b, &roots, x->host_env ? x->host_env : environ, empty, &v);
     bwrap_free(b);
-    if (geteuid() == 0 && !private_dev_nodes(&v, err)) { /* as sandbox_spawn adds them */
+    if (!empty || (geteuid() == 0 && !private_dev_nodes(&v, err))) { /* as sandbox_spawn adds them */
+        free(empty);
         free_strvec(&v);
         return NULL;
     }
+    free(empty);
     *argc = v.n;
     vec_push(&v, (char *)NULL);
     return v.v;
@@ -312,7 +345,8 @@ void sandbox_argv_free(char **argv, size_t argc)
     free(argv);
 }
 
-/* A sealed in-memory file holding data, for bwrap to read. */
+/* A sealed in-memory file holding data, for bwrap to read (the fallback
+ * when the arguments do not fit a pipe, below). */
 static int data_fd(const char *name, const void *data, size_t len)
 {
     int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -333,22 +367,35 @@ static int data_fd(const char *name, const void *data, size_t len)
     return fd;
 }
 
-static void set_limit(int res, rlim_t v)
+/* Sets a limit of the waiting bwrap, which its command inherits. Above the
+ * caller's hard limit (raising it needs CAP_SYS_RESOURCE): the most the
+ * caller may give, never more than the policy's, rather than silently
+ * keeping the caller's soft limit. */
+static void set_limit(pid_t pid, int res, rlim_t v) /* pid 0: this process */
 {
-    struct rlimit rl = {v, v};
-    if (setrlimit(res, &rl) == 0) return;
-    /* Above the caller's hard limit (raising it needs CAP_SYS_RESOURCE): the
-     * most the caller may give, never more than the policy's, rather than
-     * silently keeping the caller's soft limit. */
-    struct rlimit cur;
-    if (getrlimit(res, &cur) != 0) return;
+    struct rlimit rl = {v, v}, cur;
+    if (prlimit(pid, res, &rl, NULL) == 0) return;
+    if (prlimit(pid, res, NULL, &cur) != 0) return;
     if (cur.rlim_max != RLIM_INFINITY && cur.rlim_max < v) rl.rlim_cur = rl.rlim_max = cur.rlim_max;
-    setrlimit(res, &rl);
+    prlimit(pid, res, &rl, NULL);
 }
 
-/* In the child: only async-signal-safe calls from here to exec. */
-static void child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd, int jfd, int efd, int n_empty,
-                  char **argv, const sigset_t *mask)
+static void set_limits(const sandbox_t *s, pid_t pid)
+{
+    const policy_t *p = s->pol;
+    set_limit(pid, RLIMIT_AS, (rlim_t)policy_get(p, S_MEMORY_MB) << 20);
+    set_limit(pid, RLIMIT_CPU, (rlim_t)policy_get(p, S_CPU_SECONDS));
+    set_limit(pid, RLIMIT_FSIZE, (rlim_t)policy_get(p, S_MAX_FILE_SIZE_MB) << 20);
+    set_limit(pid, RLIMIT_NOFILE, (rlim_t)policy_get(p, S_MAX_OPEN_FILES));
+    /* As root the limit is visible inside (ulimit -u) though the kernel does
+     * not apply it to uid 0; otherwise prlimit sets it inside the namespace. */
+    if (geteuid() == 0) set_limit(pid, RLIMIT_NPROC, (rlim_t)policy_get(p, S_MAX_PROCESSES));
+}
+
+/* In the child: only async-signal-safe calls from here to exec. limits:
+ * set them here (bwrap will not wait for them), or NULL. */
+static void child(const char *bwrap_bin, char **argv, const sbx_exec_t *x, int afd, int sfd, int jfd,
+                  const sandbox_t *limits, const sigset_t *mask)
 {
     /* A vfork child shares the caller's memory: none of the caller's signal
      * handlers may run here (they would write the caller's state), so every
@@ -364,9 +411,11 @@ static void child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd, int
             sigaction(sig, &sa, NULL);
         }
     }
+    /* the caller gone before the arguments came: gone too (bwrap's own
+     * --die-with-parent takes over once it has read them) */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     sigprocmask(SIG_SETMASK, mask, NULL);
     int a = fcntl(afd, F_DUPFD, 64), f = fcntl(sfd, F_DUPFD, 64), j = fcntl(jfd, F_DUPFD, 64);
-    int e = efd >= 0 ? fcntl(efd, F_DUPFD, 64) : -1;
     int fds[3] = {x->fd_in, x->fd_out, x->fd_err};
     for (int i = 0; i < 3; i++) {
         int src = fds[i] >= 0 ? fds[i] : open("/dev/null", O_RDWR);
@@ -375,41 +424,187 @@ static void child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd, int
     dup2(a, 3);
     dup2(f, 4);
     dup2(j, 5);
-    for (int i = 0; i < n_empty; i++) dup2(e, FIRST_EMPTY_FD + i);
     /* nothing of the caller's (sockets, other sessions' pipes) crosses over */
-    syscall(SYS_close_range, (unsigned)(FIRST_EMPTY_FD + n_empty), ~0U, 0U);
+    syscall(SYS_close_range, 6U, ~0U, 0U);
     if (x->new_pgrp) setpgid(0, 0);
-    const policy_t *p = s->pol;
-    set_limit(RLIMIT_AS, (rlim_t)policy_get(p, S_MEMORY_MB) << 20);
-    set_limit(RLIMIT_CPU, (rlim_t)policy_get(p, S_CPU_SECONDS));
-    set_limit(RLIMIT_FSIZE, (rlim_t)policy_get(p, S_MAX_FILE_SIZE_MB) << 20);
-    set_limit(RLIMIT_NOFILE, (rlim_t)policy_get(p, S_MAX_OPEN_FILES));
-    /* As root the limit is visible inside (ulimit -u) though the kernel does
-     * not apply it to uid 0; otherwise prlimit sets it inside the namespace. */
-    if (geteuid() == 0) set_limit(RLIMIT_NPROC, (rlim_t)policy_get(p, S_MAX_PROCESSES));
+    if (limits) set_limits(limits, 0);
     char *envp[] = {NULL};
-    execve(s->bwrap_bin, argv, envp);
+    execve(bwrap_bin, argv, envp);
     _exit(127);
 }
 
-/* vfork, not fork: the child only rearranges fds, sets limits and execs, and
- * a fork of a large or multi-threaded caller (drun-mcp) copies its page
- * tables and then pays a copy-on-write fault on every page it writes next —
- * on the request path, after the command. The parent thread waits until the
- * exec; the child touches nothing of the parent's memory but its own stack.
- * In its own function so that no variable of the caller lives across it. */
-static __attribute__((noinline)) pid_t start_child(const sandbox_t *s, const sbx_exec_t *x, int afd, int sfd,
-                                                   int jfd, int efd, int n_empty, char **argv)
+/* vfork, not fork: the child only rearranges fds and execs, and a fork of a
+ * large or multi-threaded caller (drun-mcp) copies its page tables and then
+ * pays a copy-on-write fault on every page it writes next — on the request
+ * path, after the command. The parent thread waits until the exec; the child
+ * touches nothing of the parent's memory but its own stack. In its own
+ * function so that no variable of the caller lives across it. */
+static __attribute__((noinline)) pid_t start_bwrap(const char *bwrap_bin, char **argv, const sbx_exec_t *x,
+                                                   int afd, int sfd, int jfd, const sandbox_t *limits)
 {
     sigset_t all, mask;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &mask); /* nothing runs a handler until the child reset them */
     pid_t pid = vfork();
-    if (pid == 0) child(s, x, afd, sfd, jfd, efd, n_empty, argv, &mask);
+    if (pid == 0) child(bwrap_bin, argv, x, afd, sfd, jfd, limits, &mask);
     int saved = errno;
     pthread_sigmask(SIG_SETMASK, &mask, NULL);
     errno = saved;
     return pid;
+}
+
+/* ---- bwrap started ahead of its plan -------------------------------------------------------------------------- */
+
+/* Starting bwrap (exec, its three libraries, its own setup) takes longer
+ * than compiling and planning a run, and none of it depends on them: so
+ * bwrap is started first, as "bwrap --args 3 -- [SHIM...] CMD ARGS...",
+ * reading every option from a pipe (fd 3) and its filter from another (fd
+ * 4), while the caller compiles and plans; then its limits are set, the
+ * filter and the options written, and it goes on. bwrap takes the command
+ * only from its own argv, so what keeps a run from going ahead half-set-up
+ * is that the options arrive whole or not at all: each pipe is written with
+ * one write() into a pipe made large enough for all of it (a pipe write
+ * that never has to wait is not cut short), the filter first; a run given
+ * up on is killed (SIGKILL, then reaped) before its pipes close; and a
+ * caller that dies first leaves it no options at all (PR_SET_PDEATHSIG kills
+ * it too): bwrap then builds an empty root, in which the command does not
+ * exist, and loads an empty filter, which the kernel refuses. */
+struct sbx_early {
+    pid_t pid;
+    int args_fd;    /* write ends: bwrap's fd 3 (--args) and 4 (--seccomp) */
+    int seccomp_fd;
+    int status_fd;  /* read end of bwrap's fd 5 (--json-status-fd) */
+    bool shim;      /* started with the sandbox's shim before the command */
+};
+
+/* "bwrap --args 3 -- [SHIM...] CMD ARGS...", NULL-terminated, in *v. */
+static void bwrap_cmdline(char *const *shim, char *const *cmd, strvec_t *v)
+{
+    const char *head[] = {"bwrap", "--args", "3", "--"};
+    for (size_t i = 0; i < sizeof head / sizeof *head; i++) vec_push(v, xstrdup(head[i]));
+    for (int i = 0; shim && i < 4 && shim[i]; i++) vec_push(v, xstrdup(shim[i]));
+    for (; *cmd; cmd++) vec_push(v, xstrdup(*cmd));
+    vec_push(v, (char *)NULL);
+    v->n--; /* the NULL stays after the end */
+}
+
+static sbx_early_t *prestart(const char *bwrap_bin, char *const *shim, const sbx_exec_t *x, char **err)
+{
+    int ap[2] = {-1, -1}, sp[2] = {-1, -1}, jp[2] = {-1, -1};
+    if (pipe2(ap, O_CLOEXEC) != 0 || pipe2(sp, O_CLOEXEC) != 0 || pipe2(jp, O_CLOEXEC) != 0) {
+        *err = xasprintf("cannot pass the sandbox setup to bwrap: %s", strerror(errno));
+        int fds[] = {ap[0], ap[1], sp[0], sp[1], jp[0], jp[1]};
+        for (size_t i = 0; i < 6; i++)
+            if (fds[i] >= 0) close(fds[i]);
+        return NULL;
+    }
+    strvec_t argv = {0};
+    bwrap_cmdline(shim, x->argv, &argv);
+    pid_t pid = start_bwrap(bwrap_bin, argv.v, x, ap[0], sp[0], jp[1], NULL);
+    int saved = errno;
+    free_strvec(&argv);
+    close(ap[0]);
+    close(sp[0]);
+    close(jp[1]);
+    if (pid < 0) {
+        *err = xasprintf("fork: %s", strerror(saved));
+        close(ap[1]);
+        close(sp[1]);
+        close(jp[0]);
+        return NULL;
+    }
+    if (x->new_pgrp) setpgid(pid, pid); /* no race with the child's own call */
+    sbx_early_t *e = xcalloc(1, sizeof *e);
+    *e = (sbx_early_t){pid, ap[1], sp[1], jp[0], shim && shim[0]};
+    return e;
+}
+
+sbx_early_t *sandbox_prestart(const char *bwrap_bin, const sbx_exec_t *x, char **err)
+{
+    return prestart(bwrap_bin, NULL, x, err);
+}
+
+void sandbox_early_abort(sbx_early_t *e)
+{
+    if (!e) return;
+    /* killed while its pipes are still open: it never sees an end of input */
+    kill(e->pid, SIGKILL);
+    while (waitpid(e->pid, NULL, 0) < 0 && errno == EINTR) {}
+    int fds[] = {e->args_fd, e->seccomp_fd, e->status_fd};
+    for (size_t i = 0; i < 3; i++)
+        if (fds[i] >= 0) close(fds[i]);
+    free(e);
+}
+
+/* All of data into a pipe nobody has read from yet, in one write(): the
+ * pipe is first made large enough. False (nothing or all of it written is
+ * not known then: the caller kills the reader) when it cannot be. A closed
+ * reader (bwrap died) is an error, not a SIGPIPE. */
+static bool write_whole(int fd, const void *data, size_t len)
+{
+    if (len > 65536 && fcntl(fd, F_SETPIPE_SZ, (int)len) < (int)len) return false;
+    sigset_t pipe_only, old;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    ssize_t w;
+    do w = write(fd, data, len);
+    while (w < 0 && errno == EINTR);
+    if (w < 0 && errno == EPIPE) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_only, NULL, &zero) < 0 && errno == EINTR) {} /* ours, not the caller's */
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return w == (ssize_t)len;
+}
+
+/* Hands the waiting bwrap its limits, filter and arguments. False when it
+ * could not take them; the caller then kills it. */
+static bool early_feed(const sandbox_t *s, sbx_early_t *e, const buf_t *args)
+{
+    set_limits(s, e->pid);
+    bool ok = write_whole(e->seccomp_fd, s->seccomp.p, s->seccomp.len);
+    close(e->seccomp_fd);
+    e->seccomp_fd = -1;
+    ok = ok && write_whole(e->args_fd, args->p, args->len);
+    if (!ok) return false;
+    close(e->args_fd);
+    e->args_fd = -1;
+    return true;
+}
+
+/* The fallback for arguments that no pipe can hold at once: a fresh bwrap
+ * that reads them from sealed memory, as complete as they are. */
+static sbx_early_t *start_loaded(const sandbox_t *s, const sbx_exec_t *x, const buf_t *args, char **err)
+{
+    int afd = data_fd("drun-bwrap-args", args->p, args->len);
+    int sfd = data_fd("drun-seccomp", s->seccomp.p, s->seccomp.len);
+    int jp[2] = {-1, -1};
+    if (afd < 0 || sfd < 0 || pipe2(jp, O_CLOEXEC) != 0) {
+        *err = xasprintf("cannot pass the sandbox setup to bwrap: %s", strerror(errno));
+        int fds[] = {afd, sfd, jp[0], jp[1]};
+        for (size_t i = 0; i < 4; i++)
+            if (fds[i] >= 0) close(fds[i]);
+        return NULL;
+    }
+    sbx_early_t *e = NULL;
+    strvec_t argv = {0};
+    bwrap_cmdline(s->shim, x->argv, &argv);
+    pid_t pid = start_bwrap(s->bwrap_bin, argv.v, x, afd, sfd, jp[1], s); /* limits before the exec: it does not wait */
+    int saved = errno;
+    free_strvec(&argv);
+    close(afd);
+    close(sfd);
+    close(jp[1]);
+    if (pid < 0) {
+        *err = xasprintf("fork: %s", strerror(saved));
+        close(jp[0]);
+        return NULL;
+    }
+    if (x->new_pgrp) setpgid(pid, pid);
+    e = xcalloc(1, sizeof *e);
+    *e = (sbx_early_t){pid, -1, -1, jp[0], s->shim[0] != NULL};
+    return e;
 }
 
 /* As root, the sandbox uid maps to host uid 0, the owner of the device
@@ -583,11 +778,25 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
 {
     *err = NULL;
     *residue = NULL;
+    /* bwrap loads while the run is planned, unless the caller started it
+     * earlier still (without a shim: one this sandbox needs means anew) */
+    sbx_early_t *e = x->early;
+    if (e && e->shim != (s->shim[0] != NULL)) {
+        sandbox_early_abort(e);
+        e = NULL;
+    }
+    if (!e && !(e = prestart(s->bwrap_bin, s->shim, x, err))) return -1;
     char ws[PATH_MAX], sc[PATH_MAX];
-    if (!session_roots(x, ws, sc, err)) return -1;
+    if (!session_roots(x, ws, sc, err)) {
+        sandbox_early_abort(e);
+        return -1;
+    }
     if (!s->shim[0]) {
         int rc = precheck_command(s, ws, x->argv[0], err);
-        if (rc) return rc;
+        if (rc) {
+            sandbox_early_abort(e);
+            return rc;
+        }
     }
     /* the shared lock comes before the plan: a run that is cleaning up holds
      * it exclusively, so nothing is planned on placeholders about to go */
@@ -596,6 +805,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
     roots_t roots = {ws, sc, x->hide, x->scratch_tmpfs};
     bwrap_t *b = bwrap_plan(s->res, &roots, err);
     if (!b) {
+        sandbox_early_abort(e);
         unlock_workspace(lock_fd, pending, NULL, NULL, NULL);
         return -1;
     }
@@ -603,68 +813,47 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
     bool *took = xcalloc(b->residue.n + 1, sizeof *took);
     for (size_t i = 0; i < b->residue.n; i++)
         took[i] = b->residue.v[i].dir && pool_take(pool, b->residue.v[i].path);
-    strvec_t opts = {0};
-    int n_empty = 0;
-    bwrap_argv(b, &roots, x->host_env ? x->host_env : environ, FIRST_EMPTY_FD, &opts, &n_empty);
-    if (geteuid() == 0) {
-        /* after --dev in effect: nothing else mounts under /dev */
-        if (!private_dev_nodes(&opts, err)) {
-            free_strvec(&opts);
-            unlock_workspace(lock_fd, pending, pool, b, took);
-            bwrap_free(b);
-            return -1;
-        }
+    /* --seccomp 4 --json-status-fd 5 OPTIONS..., through --args */
+    strvec_t args = {0};
+    const char *head[] = {"--seccomp", "4", "--json-status-fd", "5"};
+    for (size_t i = 0; i < sizeof head / sizeof *head; i++) vec_push(&args, xstrdup(head[i]));
+    char *empty = empty_file(err);
+    if (empty) bwrap_argv(b, &roots, x->host_env ? x->host_env : environ, empty, &args);
+    /* after --dev in effect: nothing else mounts under /dev */
+    bool ok = empty && (geteuid() != 0 || private_dev_nodes(&args, err));
+    free(empty);
+    if (!ok) {
+        free_strvec(&args);
+        sandbox_early_abort(e);
+        unlock_workspace(lock_fd, pending, pool, b, took);
+        bwrap_free(b);
+        return -1;
     }
     buf_t packed = BUF_INIT;
-    for (size_t i = 0; i < opts.n; i++) buf_add(&packed, opts.v[i], strlen(opts.v[i]) + 1);
-    free_strvec(&opts);
-    int afd = data_fd("drun-bwrap-args", packed.p, packed.len);
-    int sfd = data_fd("drun-seccomp", s->seccomp.p, s->seccomp.len);
-    int efd = n_empty ? data_fd("drun-empty", "", 0) : -1;
+    for (size_t i = 0; i < args.n; i++) buf_add(&packed, args.v[i], strlen(args.v[i]) + 1);
+    free_strvec(&args);
+    if (!early_feed(s, e, &packed)) {
+        /* more than a pipe takes at once, or that bwrap is gone: a fresh one
+         * that reads them, complete, from memory */
+        sandbox_early_abort(e);
+        e = start_loaded(s, x, &packed, err);
+    }
     buf_free(&packed);
-    int jp[2] = {-1, -1};
-    if (afd < 0 || sfd < 0 || (n_empty && efd < 0) || pipe2(jp, O_CLOEXEC) != 0) {
-        *err = xasprintf("cannot pass the sandbox setup to bwrap: %s", strerror(errno));
-        int fds[] = {afd, sfd, efd, jp[0], jp[1]};
-        for (size_t i = 0; i < 5; i++)
-            if (fds[i] >= 0) close(fds[i]);
+    if (!e) {
         unlock_workspace(lock_fd, pending, pool, b, took);
         bwrap_free(b);
         return -1;
     }
-    /* bwrap --args 3 --seccomp 4 --json-status-fd 5 -- SHIM... CMD ARGS... */
-    strvec_t argv = {0};
-    const char *head[] = {"bwrap", "--args", "3", "--seccomp", "4", "--json-status-fd", "5", "--"};
-    for (size_t i = 0; i < sizeof head / sizeof *head; i++) vec_push(&argv, xstrdup(head[i]));
-    for (int i = 0; i < 4 && s->shim[i]; i++) vec_push(&argv, xstrdup(s->shim[i]));
-    for (char *const *c = x->argv; *c; c++) vec_push(&argv, xstrdup(*c));
-    vec_push(&argv, (char *)NULL);
-
-    pid_t child_pid = start_child(s, x, afd, sfd, jp[1], efd, n_empty, argv.v);
-    int saved = errno;
-    close(afd);
-    close(sfd);
-    if (efd >= 0) close(efd);
-    close(jp[1]);
-    argv.n--; /* the NULL */
-    free_strvec(&argv);
-    if (child_pid < 0) {
-        *err = xasprintf("fork: %s", strerror(saved));
-        close(jp[0]);
-        unlock_workspace(lock_fd, pending, pool, b, took);
-        bwrap_free(b);
-        return -1;
-    }
-    if (x->new_pgrp) setpgid(child_pid, child_pid); /* no race with the child's own call */
     sbx_residue_t *r = xcalloc(1, sizeof *r);
-    r->status_fd = jp[0];
+    r->status_fd = e->status_fd;
     r->lock_fd = lock_fd;
     r->pending = pending;
     r->pool = pool;
     free(took);
     for (size_t i = 0; i < b->residue.n; i++) vec_push(&r->paths, xstrdup(b->residue.v[i].path));
     bwrap_free(b);
-    *pid = child_pid;
+    *pid = e->pid;
+    free(e);
     *residue = r;
     return 0;
 }

@@ -29,6 +29,9 @@ sandbox_t *sandbox_from_artifacts(const char *dir, char **err);
 const policy_t *sandbox_policy(const sandbox_t *s);
 void sandbox_free(sandbox_t *s);
 
+/* A bwrap started ahead of its plan (sandbox_prestart). */
+typedef struct sbx_early sbx_early_t;
+
 typedef struct sbx_exec {
     const char *workspace;   /* absolute path of the session workspace (exists) */
     const char *scratch;     /* absolute path of the session scratch dir (exists) */
@@ -41,14 +44,32 @@ typedef struct sbx_exec {
     bool scratch_tmpfs;      /* the scratch is a fresh tmpfs on the (empty) scratch dir, gone
                                 with the sandbox: a one-off run, whose scratch lives no longer
                                 than it; a session's scratch stays a host dir */
+    sbx_early_t *early;      /* a bwrap the caller started for this run, or NULL: sandbox_spawn
+                                takes it over (uses it, or kills it on any failure) */
 } sbx_exec_t;
+
+/* Starts bwrap before there is a plan: it loads and then waits for its
+ * limits, filter and arguments, which sandbox_spawn hands it (x->early), so
+ * that its start overlaps the caller's compile and plan. x's command, stdio
+ * fds and new_pgrp are used (and must not change before sandbox_spawn); a
+ * sandbox that starts its command through a shim (not as root) starts its
+ * own bwrap instead. Nothing runs until sandbox_spawn says what: a
+ * bwrap given up on (sandbox_early_abort, or its caller dying) is killed
+ * before it could read the end of its arguments. NULL with *err. */
+sbx_early_t *sandbox_prestart(const char *bwrap_bin, const sbx_exec_t *x, char **err);
+/* Kills and reaps a prestarted bwrap that will not be used. NULL is fine. */
+void sandbox_early_abort(sbx_early_t *e);
+/* The bwrap sandbox_new would use: found in $PATH (or the usual places).
+ * NULL when there is none. Caller frees. */
+char *sandbox_find_bwrap(void);
 
 /* What sandbox_spawn left on the host to remove after the child exits: the
  * mount points bwrap had to create to block paths that did not exist. */
 typedef struct sbx_residue sbx_residue_t;
 
-/* Plans the session part, then forks and execs bwrap with the vector passed
- * through --args and the filter through --seccomp. Returns 0 and the child
+/* Plans the session part and runs bwrap (started ahead: x->early, or
+ * here), with the vector passed through --args and the filter through
+ * --seccomp. Returns 0 and the child
  * pid (and *residue, to pass to sandbox_cleanup after waiting); -1 with *err
  * (caller frees) when the sandbox cannot be set up; or 127/126 with *err when
  * the command cannot be found or run, as a shell says it (nothing started). */

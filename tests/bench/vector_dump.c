@@ -32,7 +32,7 @@ int main(int argc, char **argv)
         return 1;
     }
     char *cmd[] = {"/bin/true", NULL};
-    sbx_exec_t x = {argv[2], argv[3], cmd, 0, 1, 2, false, NULL, NULL, tmpfs};
+    sbx_exec_t x = {argv[2], argv[3], cmd, 0, 1, 2, false, NULL, NULL, tmpfs, NULL};
     size_t n;
     char **v = sandbox_argv(s, &x, &n, &err);
     if (!v) {
