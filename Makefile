@@ -40,8 +40,9 @@ LDLIBS   += $(PKG_LIBS) -lm
 GRAMMAR_RE := $(wildcard grammar/*.re)
 GRAMMAR_Y  := $(wildcard grammar/*.y)
 GEN_C      := $(patsubst grammar/%.re,$(B)/gen/%.c,$(GRAMMAR_RE)) \
-              $(patsubst grammar/%.y,$(B)/gen/%.c,$(GRAMMAR_Y)) $(B)/gen/default_policy.c
-GEN_H      := $(patsubst grammar/%.y,$(B)/gen/%.h,$(GRAMMAR_Y)) $(B)/gen/seccomp_progs.h
+              $(patsubst grammar/%.y,$(B)/gen/%.c,$(GRAMMAR_Y)) $(B)/gen/default_policy.c \
+              $(B)/gen/seccomp_tables.c
+GEN_H      := $(patsubst grammar/%.y,$(B)/gen/%.h,$(GRAMMAR_Y))
 LIB_SRC    := $(wildcard grammar/*.c) $(filter-out compiler/main.c,$(wildcard compiler/*.c))
 LIB_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_C))
 RT_SRC     := $(wildcard runtime/*.c)
@@ -83,15 +84,16 @@ $(B)/gen/default_policy.c: profiles/default.toml scripts/embed
 	@mkdir -p $(@D)
 	scripts/embed default_policy_toml $< > $@
 
-# The seccomp programs, built with libseccomp and checked at build time by
-# scripts/seccomp_gen.c (from the same seccomp_filter.c), embedded as bytes:
-# `run` does not build the same filter again on every start.
-$(B)/gen/seccomp_gen: scripts/seccomp_gen.c compiler/seccomp_filter.c compiler/bpf.c grammar/buf.c \
-                      compiler/seccomp_filter.h compiler/bpf.h grammar/buf.h
+# The seccomp programs and syscall names, built with libseccomp and checked
+# at build time by scripts/seccomp_gen.c (with seccomp_libseccomp.c),
+# embedded as data: the binaries neither build the same filter on every
+# start nor load libseccomp.
+$(B)/gen/seccomp_gen: scripts/seccomp_gen.c compiler/seccomp_filter.c compiler/seccomp_libseccomp.c \
+                      compiler/bpf.c grammar/buf.c compiler/seccomp_filter.h compiler/bpf.h grammar/buf.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DDRUN_SECCOMP_GENERATOR $(filter-out -MMD -MP,$(CFLAGS)) -o $@ $(filter %.c,$^) $(LDFLAGS) $(LDLIBS)
 
-$(B)/gen/seccomp_progs.h: $(B)/gen/seccomp_gen
+$(B)/gen/seccomp_tables.c: $(B)/gen/seccomp_gen
 	$< > $@
 
 # ---- objects and binaries -------------------------------------------------------

@@ -5,9 +5,11 @@
  */
 #include "bpf.h"
 
-#include <seccomp.h>
+#include <linux/audit.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "seccomp_filter.h"
 
 /* Classic BPF encodings (linux/bpf_common.h, linux/filter.h), spelled out so
  * that this file reads the same on any host. */
@@ -308,11 +310,12 @@ static const char *audit_arch_name(uint32_t arch)
     return NULL;
 }
 
-/* Only the two targets the compiler builds for get syscall names: their
- * tables in libseccomp are stable, so golden files stay stable. */
+/* Only the two targets the compiler builds for get syscall names (taken
+ * from libseccomp at build time: seccomp_syscall_name): their tables are
+ * stable, so golden files stay stable. */
 static bool named_arch(uint32_t arch)
 {
-    return arch == SCMP_ARCH_X86_64 || arch == SCMP_ARCH_AARCH64;
+    return arch == AUDIT_ARCH_X86_64 || arch == AUDIT_ARCH_AARCH64;
 }
 
 static void field_name(uint32_t off, buf_t *out)
@@ -352,8 +355,8 @@ static void value_name(const dstate_t *s, uint32_t k, buf_t *out)
         /* Below bit 30 only: libseccomp keeps negative "pseudo" numbers for
          * calls an arch lacks, which no kernel ever puts in nr. */
         if (s->arch_known && named_arch(s->arch) && k < 0x40000000u) {
-            char *name = seccomp_syscall_resolve_num_arch(s->arch, (int)k);
-            if (name) { buf_adds(out, name); free(name); return; }
+            const char *name = seccomp_syscall_name(s->arch, k);
+            if (name) { buf_adds(out, name); return; }
         }
     }
     if (k < 10) buf_printf(out, "%u", k);

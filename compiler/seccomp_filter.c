@@ -1,22 +1,14 @@
-/* seccomp_filter.c — the seccomp backend: one table of denials, turned into a
- * libseccomp filter for the target arch, exported through a memfd (libseccomp
- * 2.5 has no export-to-memory), and checked with our own interpreter before
- * it is handed out.
+/* seccomp_filter.c — the seccomp backend: the table of denials, and the
+ * programs built from it at build time (seccomp_libseccomp.c, run by
+ * scripts/seccomp_gen.c into $(B)/gen/seccomp_tables.c), handed out as
+ * bytes. Nothing here calls libseccomp: drun-policy and drun-mcp do not load
+ * it at all.
  */
 #include "seccomp_filter.h"
 
-#include <errno.h>
-#include <seccomp.h>
+#include <linux/audit.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include "bpf.h"
-#ifndef DRUN_SECCOMP_GENERATOR
-#include "seccomp_progs.h" /* seccomp_embedded[]: the programs, made at build time by scripts/seccomp_gen.c */
-#endif
 
 /* Why each call is denied. Default-allow keeps ordinary programs working;
  * these are the calls that reach past the bwrap boundary or give the kernel
@@ -84,210 +76,38 @@ const char *seccomp_arch_name(seccomp_arch_t arch)
 
 uint32_t seccomp_audit_arch(seccomp_arch_t arch)
 {
-    return arch == SECCOMP_AARCH64 ? SCMP_ARCH_AARCH64 : SCMP_ARCH_X86_64;
+    return arch == SECCOMP_AARCH64 ? AUDIT_ARCH_AARCH64 : AUDIT_ARCH_X86_64;
 }
 
-int seccomp_arch_syscall_nr(seccomp_arch_t arch, const char *name)
+#ifndef DRUN_SECCOMP_GENERATOR
+bool seccomp_build(const seccomp_opts_t *opts, buf_t *out, char **err)
 {
-    /* libseccomp answers a negative "pseudo" number for a call that exists
-     * on some other arch only (umount on x86_64): that is "absent" here. */
-    int nr = seccomp_syscall_resolve_name_arch(seccomp_audit_arch(arch), name);
-    return nr < 0 ? -1 : nr;
-}
-
-/* Sets *err to "seccomp: MSG: strerror(rc)" (libseccomp errors are negative
- * errno values); takes msg. Returns false for the caller's return. */
-static bool fail_rc(char **err, int rc, char *msg)
-{
-    *err = xasprintf("seccomp: %s: %s", msg, strerror(rc < 0 ? -rc : rc));
-    free(msg);
+    for (size_t i = 0; i < seccomp_progs_n; i++)
+        if (seccomp_progs[i].arch == opts->arch && seccomp_progs[i].allow_unix_sockets == opts->allow_unix_sockets) {
+            buf_add(out, seccomp_progs[i].prog, seccomp_progs[i].len);
+            return true;
+        }
+    *err = xasprintf("seccomp: unknown target architecture %d", (int)opts->arch);
     return false;
 }
 
-/* The context for arch, attributes set, no rules yet; NULL with *err. */
-static scmp_filter_ctx new_ctx(seccomp_arch_t arch, char **err)
+const char *seccomp_syscall_name(uint32_t audit_arch, uint32_t nr)
 {
-    uint32_t token = seccomp_audit_arch(arch);
-    const char *an = seccomp_arch_name(arch);
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    if (!ctx) {
-        *err = xasprintf("seccomp: libseccomp could not create a filter for %s", an);
-        return NULL;
+    size_t lo = 0, hi = seccomp_sysnames_n; /* sorted by (arch, nr) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const seccomp_sysname_t *e = &seccomp_sysnames[mid];
+        if (e->audit_arch == audit_arch && e->nr == nr) return e->name;
+        if (e->audit_arch < audit_arch || (e->audit_arch == audit_arch && e->nr < nr)) lo = mid + 1;
+        else hi = mid;
     }
-    int rc = 0;
-    /* A filter for exactly one ABI. seccomp_init() starts with the host's
-     * arch: when the target differs, add the target and drop the host, so
-     * the program never admits the host ABI (an aarch64 filter built on
-     * x86_64 must not let x86_64 syscalls through, nor the other way). */
-    if (seccomp_arch_native() != token) {
-        if ((rc = seccomp_arch_add(ctx, token)) == 0) rc = seccomp_arch_remove(ctx, SCMP_ARCH_NATIVE);
-        if (rc) { fail_rc(err, rc, xasprintf("cannot target %s", an)); goto bad; }
-    }
-    /* Every syscall of another ABI kills the process: the i386 `int 0x80`
-     * entry (with socketcall(), which would hide socket(AF_UNIX) from the
-     * socket rule) and, on x86_64, x32 numbers (bit 0x40000000), which
-     * libseccomp routes to this same bad-arch action. KILL_PROCESS, not
-     * KILL_THREAD: a multi-threaded process must not survive half-killed. */
-    if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS))) {
-        fail_rc(err, rc, xasprintf("libseccomp refuses KILL_PROCESS for %s (kernel older than 4.14?)", an));
-        goto bad;
-    }
-    /* Fix the code generator instead of inheriting a default, so the bytes
-     * cannot change under us (1 = the priority-ordered list). */
-    if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 1))) {
-        fail_rc(err, rc, xasprintf("cannot set the optimizer level for %s", an));
-        goto bad;
-    }
-    /* Load-time knobs (TSYNC, LOG) are off by default and do not change
-     * the program; they are asserted, not set, because setting them at all
-     * fails on kernels that lack the flags. */
-    uint32_t v = 1;
-    if (seccomp_attr_get(ctx, SCMP_FLTATR_CTL_TSYNC, &v) || v != 0 ||
-        seccomp_attr_get(ctx, SCMP_FLTATR_CTL_LOG, &v) || v != 0) {
-        *err = xasprintf("seccomp: libseccomp enables TSYNC or LOG by default for %s", an);
-        goto bad;
-    }
-    return ctx;
-bad:
-    seccomp_release(ctx);
     return NULL;
 }
-
-static bool add_rules(scmp_filter_ctx ctx, const seccomp_opts_t *opts, char **err)
+#else
+/* the generator makes the tables: it names no syscall itself */
+const char *seccomp_syscall_name(uint32_t audit_arch, uint32_t nr)
 {
-    const char *an = seccomp_arch_name(opts->arch);
-    for (size_t i = 0; i < sizeof denials / sizeof denials[0]; i++) {
-        const seccomp_denial_t *d = &denials[i];
-        if (d->af_unix_only && opts->allow_unix_sockets) continue;
-        if (seccomp_arch_syscall_nr(opts->arch, d->syscall) < 0) {
-            if (d->optional) continue;
-            /* Fail closed: an old libseccomp must not quietly drop a denial. */
-            *err = xasprintf("seccomp: libseccomp %u.%u.%u does not know %s on %s; upgrade it",
-                             seccomp_version()->major, seccomp_version()->minor, seccomp_version()->micro,
-                             d->syscall, an);
-            return false;
-        }
-        /* seccomp_rule_add() takes the number in the host's numbering and
-         * translates it by name to each arch of the filter; a pseudo number
-         * (negative) is fine there. */
-        int host_nr = seccomp_syscall_resolve_name(d->syscall);
-        if (host_nr == __NR_SCMP_ERROR) {
-            *err = xasprintf("seccomp: libseccomp cannot resolve %s", d->syscall);
-            return false;
-        }
-        int rc;
-        if (d->af_unix_only) {
-            /* The kernel reads socket()'s domain as an int: compare only the
-             * low 32 bits (masked), or a caller could set high bits in the
-             * 64-bit register, miss an exact 64-bit match and still get an
-             * AF_UNIX socket. */
-            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), host_nr, 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_UNIX));
-        } else {
-            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), host_nr, 0);
-        }
-        if (rc) return fail_rc(err, rc, xasprintf("cannot add the rule for %s on %s", d->syscall, an));
-    }
-    return true;
+    (void)audit_arch, (void)nr;
+    return NULL;
 }
-
-/* libseccomp 2.5 exports only to a file descriptor: use an anonymous memfd
- * (no file on disk, no pipe that could fill up). */
-static bool export_prog(scmp_filter_ctx ctx, buf_t *prog, char **err)
-{
-    int fd = memfd_create("drun-seccomp", MFD_CLOEXEC);
-    if (fd < 0) {
-        *err = xasprintf("seccomp: memfd_create: %s", strerror(errno));
-        return false;
-    }
-    int rc = seccomp_export_bpf(ctx, fd);
-    if (rc) {
-        close(fd);
-        return fail_rc(err, rc, xstrdup("cannot export the program"));
-    }
-    off_t end = lseek(fd, 0, SEEK_END);
-    bool ok = end > 0;
-    errno = EIO; /* for an empty or short file */
-    for (off_t at = 0; ok && at < end;) {
-        char chunk[4096];
-        ssize_t got = pread(fd, chunk, sizeof chunk, at);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) { ok = false; break; }
-        buf_add(prog, chunk, (size_t)got);
-        at += got;
-    }
-    if (!ok) *err = xasprintf("seccomp: cannot read the exported program back: %s", strerror(errno));
-    close(fd);
-    return ok;
-}
-
-/* The kafel habit inside the build: before the program leaves, run it
- * through our own interpreter and insist on every promise of the header. */
-static bool self_check(const seccomp_opts_t *opts, const buf_t *prog, char **err)
-{
-    const char *an = seccomp_arch_name(opts->arch);
-    size_t bad;
-    const char *why;
-    if (!bpf_check(prog->p, prog->len, &bad, &why)) {
-        *err = xasprintf("seccomp: libseccomp produced an invalid program for %s: %s at %zu", an, why, bad);
-        return false;
-    }
-    bpf_seccomp_data_t d = {0};
-    d.arch = seccomp_audit_arch(opts->arch);
-    for (size_t i = 0; i < sizeof denials / sizeof denials[0]; i++) {
-        const seccomp_denial_t *dn = &denials[i];
-        d.nr = seccomp_arch_syscall_nr(opts->arch, dn->syscall);
-        if (d.nr < 0) continue;
-        d.args[0] = AF_UNIX;
-        uint32_t want = dn->af_unix_only && opts->allow_unix_sockets ? BPF_RET_ALLOW : BPF_RET_ERRNO | EPERM;
-        if (bpf_run(prog->p, prog->len, &d, NULL) != want) {
-            *err = xasprintf("seccomp: self-check failed: %s on %s is not %s", dn->syscall, an,
-                             want == BPF_RET_ALLOW ? "allowed" : "denied with EPERM");
-            return false;
-        }
-    }
-    d.args[0] = 0;
-    d.nr = seccomp_arch_syscall_nr(opts->arch, "getpid");
-    uint32_t allow = bpf_run(prog->p, prog->len, &d, NULL);
-    /* x32 shares x86_64's arch value: only the number's bit 30 tells it. */
-    d.nr |= opts->arch == SECCOMP_X86_64 ? 0x40000000 : 0;
-    uint32_t x32 = opts->arch == SECCOMP_X86_64 ? bpf_run(prog->p, prog->len, &d, NULL) : BPF_RET_KILL_PROCESS;
-    d.arch = opts->arch == SECCOMP_AARCH64 ? SCMP_ARCH_X86_64 : SCMP_ARCH_AARCH64;
-    uint32_t foreign = bpf_run(prog->p, prog->len, &d, NULL);
-    if (allow != BPF_RET_ALLOW || foreign != BPF_RET_KILL_PROCESS || x32 != BPF_RET_KILL_PROCESS) {
-        *err = xasprintf("seccomp: self-check failed on %s: getpid %s, foreign arch %s, x32 %s", an,
-                         allow == BPF_RET_ALLOW ? "allowed" : "not allowed",
-                         foreign == BPF_RET_KILL_PROCESS ? "killed" : "not killed",
-                         x32 == BPF_RET_KILL_PROCESS ? "killed" : "not killed");
-        return false;
-    }
-    return true;
-}
-
-bool seccomp_generate(const seccomp_opts_t *opts, buf_t *out, char **err)
-{
-    if (opts->arch != SECCOMP_X86_64 && opts->arch != SECCOMP_AARCH64) {
-        *err = xasprintf("seccomp: unknown target architecture %d", (int)opts->arch);
-        return false;
-    }
-    scmp_filter_ctx ctx = new_ctx(opts->arch, err);
-    if (!ctx) return false;
-    buf_t prog = BUF_INIT;
-    bool ok = add_rules(ctx, opts, err) && export_prog(ctx, &prog, err) && self_check(opts, &prog, err);
-    seccomp_release(ctx);
-    if (ok) buf_add(out, prog.p, prog.len);
-    buf_free(&prog);
-    return ok;
-}
-
-bool seccomp_build(const seccomp_opts_t *opts, buf_t *out, char **err)
-{
-#ifndef DRUN_SECCOMP_GENERATOR
-    for (size_t i = 0; i < sizeof seccomp_embedded / sizeof seccomp_embedded[0]; i++)
-        if (seccomp_embedded[i].arch == opts->arch && seccomp_embedded[i].allow_unix_sockets == opts->allow_unix_sockets) {
-            buf_add(out, seccomp_embedded[i].prog, seccomp_embedded[i].len);
-            return true;
-        }
 #endif
-    return seccomp_generate(opts, out, err);
-}

@@ -55,12 +55,33 @@ typedef struct seccomp_opts {
  * to know a syscall of the list; *out is then left as it was.
  * The four programs (two arches, with and without AF_UNIX) are generated
  * this way at build time (scripts/seccomp_gen.c) and embedded: this returns
- * those bytes, and asks libseccomp only for an option set not embedded. */
+ * those bytes; the binaries do not load libseccomp. */
 bool seccomp_build(const seccomp_opts_t *opts, buf_t *out, char **err);
 
-/* What seccomp_build describes, always built with libseccomp now (the build
- * tool, and the test that the embedded bytes are current). */
+/* What seccomp_build describes, built with libseccomp now
+ * (seccomp_libseccomp.c: the build tool, and the test that the embedded
+ * bytes are current). */
 bool seccomp_generate(const seccomp_opts_t *opts, buf_t *out, char **err);
+
+/* The name of syscall nr on an arch (AUDIT_ARCH_*) as libseccomp spells it,
+ * from the table made at build time; NULL when it has none. */
+const char *seccomp_syscall_name(uint32_t audit_arch, uint32_t nr);
+
+/* The tables made at build time ($(B)/gen/seccomp_tables.c). */
+typedef struct seccomp_prog {
+    seccomp_arch_t arch;
+    bool allow_unix_sockets;
+    const unsigned char *prog;
+    size_t len;
+} seccomp_prog_t;
+extern const seccomp_prog_t seccomp_progs[];
+extern const size_t seccomp_progs_n;
+typedef struct seccomp_sysname {
+    uint32_t audit_arch, nr;
+    const char *name;
+} seccomp_sysname_t;
+extern const seccomp_sysname_t seccomp_sysnames[]; /* sorted by (audit_arch, nr) */
+extern const size_t seccomp_sysnames_n;
 
 /* One entry of the deny list, for explain, docs and tests. */
 typedef struct seccomp_denial {
