@@ -67,16 +67,8 @@ async function rawServer(transport) {
     return { pid: child.pid, req, close: () => { child.stdin.end(); return new Promise((r) => child.once('exit', r)); } };
   }
   const child = spawn(BIN, [...args, '--listen', '127.0.0.1:0'], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, HOME: dir } });
-  if (transport === 'http-raw') return rawHttp(child, () => nextId++);
-  const url = await new Promise((resolve, reject) => {
-    let e = '';
-    child.stderr.on('data', (d) => {
-      e += d;
-      const m = e.match(/listening on (http:\/\/\S+\/mcp)/);
-      if (m) resolve(m[1]);
-    });
-    child.once('exit', () => reject(new Error(e)));
-  });
+  const url = await listeningUrl(child);
+  if (transport === 'http-raw') return rawHttp(child, url, () => nextId++);
   // node:http on one kept-alive socket, not fetch(): undici's own per-request
   // work (about 0.5 ms here, more after an idle wait) would be counted as the
   // server's. Python's http.client measures the same server within 0.1 ms.
@@ -102,10 +94,9 @@ async function rawServer(transport) {
   return { pid: child.pid, req, close: () => { child.kill('SIGTERM'); return new Promise((r) => child.once('exit', r)); } };
 }
 
-/** HTTP/1.1 by hand on one kept-alive socket: each response is read to its
- * Content-Length (drun-mcp answers JSON with a length). */
-async function rawHttp(child, nextId) {
-  const url = new URL(await new Promise((resolve, reject) => {
+/** The URL an HTTP drun-mcp says it listens on (its stderr). */
+function listeningUrl(child) {
+  return new Promise((resolve, reject) => {
     let e = '';
     child.stderr.on('data', (d) => {
       e += d;
@@ -113,7 +104,13 @@ async function rawHttp(child, nextId) {
       if (m) resolve(m[1]);
     });
     child.once('exit', () => reject(new Error(e)));
-  }));
+  });
+}
+
+/** HTTP/1.1 by hand on one kept-alive socket: each response is read to its
+ * Content-Length (drun-mcp answers JSON with a length). */
+async function rawHttp(child, href, nextId) {
+  const url = new URL(href);
   const sock = net.connect(Number(url.port), url.hostname);
   sock.setNoDelay(true);
   await new Promise((r) => sock.once('connect', r));
