@@ -56,6 +56,9 @@ struct sbx_residue {
     char *pool;        /* the placeholder pool (below), or NULL */
 };
 
+/* bwrap refuses more arguments than this (its MAX_ARGS), all of --args included. */
+#define BWRAP_MAX_ARGS 9000
+
 /* fds in the bwrap child: 3 the arguments (--args), 4 the seccomp program,
  * 5 the status report (--json-status-fd); nothing else. */
 
@@ -537,12 +540,15 @@ void sandbox_early_abort(sbx_early_t *e)
 }
 
 /* All of data into a pipe nobody has read from yet, in one write(): the
- * pipe is first made large enough. False (nothing or all of it written is
- * not known then: the caller kills the reader) when it cannot be. A closed
- * reader (bwrap died) is an error, not a SIGPIPE. */
+ * pipe is first made large enough (a new pipe has 64 KiB, or one page once
+ * the user's pipe quota is spent). False when it cannot be, or the write
+ * fails: the caller then kills the reader. A closed reader (bwrap died) is
+ * an error, not a SIGPIPE. */
 static bool write_whole(int fd, const void *data, size_t len)
 {
-    if (len > 65536 && fcntl(fd, F_SETPIPE_SZ, (int)len) < (int)len) return false;
+    if (len > INT_MAX) return false;
+    int cap = fcntl(fd, F_GETPIPE_SZ);
+    if (cap < 0 || ((size_t)cap < len && fcntl(fd, F_SETPIPE_SZ, (int)len) < (int)len)) return false;
     sigset_t pipe_only, old;
     sigemptyset(&pipe_only);
     sigaddset(&pipe_only, SIGPIPE);
@@ -558,10 +564,16 @@ static bool write_whole(int fd, const void *data, size_t len)
     return w == (ssize_t)len;
 }
 
+/* Options up to this size go through the pipe: a pipe of that size is
+ * allowed to any user (pipe-max-size is 1 MiB by default). Larger ones (some
+ * 7,000 mounts) go through sealed memory to a fresh bwrap (start_loaded). */
+#define PIPE_ARGS_MAX (256 * 1024)
+
 /* Hands the waiting bwrap its limits, filter and arguments. False when it
  * could not take them; the caller then kills it. */
 static bool early_feed(const sandbox_t *s, sbx_early_t *e, const buf_t *args)
 {
+    if (args->len > PIPE_ARGS_MAX) return false;
     set_limits(s, e->pid);
     bool ok = write_whole(e->seccomp_fd, s->seccomp.p, s->seccomp.len);
     close(e->seccomp_fd);
@@ -822,6 +834,14 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
     /* after --dev in effect: nothing else mounts under /dev */
     bool ok = empty && (geteuid() != 0 || private_dev_nodes(&args, err));
     free(empty);
+    size_t ncmd = 0;
+    for (char *const *c = x->argv; *c; c++) ncmd++;
+    if (ok && args.n + ncmd + 8 > BWRAP_MAX_ARGS) {
+        *err = xasprintf("this policy needs %zu bwrap arguments here, and bwrap takes at most %d: "
+                         "fewer rules (a common parent instead of many siblings)",
+                         args.n + ncmd + 8, BWRAP_MAX_ARGS);
+        ok = false;
+    }
     if (!ok) {
         free_strvec(&args);
         sandbox_early_abort(e);

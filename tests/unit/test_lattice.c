@@ -1,6 +1,7 @@
 /* test_lattice.c — level(path) on hand-made policies, and both backends held
  * to it: the SBPL rules (sbpl_eval) and the bwrap template (bwrap_eval) must
  * give the lattice's answer on every probe, with a symbolic workspace. */
+#include <stdio.h>
 #include <string.h>
 
 #include "bwrap.h"
@@ -173,8 +174,42 @@ static void test_backends_agree(void)
     unload(&f);
 }
 
+/* facts_set_path keeps the list sorted as it goes (the probe adds paths in
+ * any order, thousands for a large policy): every path is found, a second
+ * set replaces the first, ancestors derive. */
+static void test_facts_insert(void)
+{
+    facts_t *f = facts_macos_default();
+    char path[64], real[64];
+    for (int i = 0; i < 3000; i++) { /* a stride through 0..2999: no order at all */
+        int k = (int)(((long)i * 1237) % 3000);
+        snprintf(path, sizeof path, "/srv/d%d", k);
+        snprintf(real, sizeof real, "/real/d%d", k);
+        facts_set_path(f, path, k % 2 ? PT_FILE : PT_DIR, real);
+    }
+    facts_set_path(f, "/srv/d7", PT_FILE, "/elsewhere");
+    bool sorted = true;
+    for (size_t i = 1; i < f->paths.n; i++) sorted &= strcmp(f->paths.v[i - 1].path, f->paths.v[i].path) < 0;
+    CHECK(sorted, "facts_set_path: the path list stays sorted, without duplicates");
+    arena_t a = ARENA_INIT;
+    bool all = true;
+    for (int k = 0; k < 3000; k++) {
+        snprintf(path, sizeof path, "/srv/d%d", k);
+        snprintf(real, sizeof real, "/real/d%d", k);
+        path_fact_t p = facts_lookup(f, path, &a);
+        all &= k == 7 ? (p.type == PT_FILE && !strcmp(p.realpath, "/elsewhere"))
+                      : (p.type == (k % 2 ? PT_FILE : PT_DIR) && !strcmp(p.realpath, real));
+    }
+    CHECK(all, "facts_set_path: 3,000 paths added out of order are each found, the replaced one replaced");
+    path_fact_t below = facts_lookup(f, "/srv/d12/sub", &a);
+    CHECK_STR(below.realpath, "/real/d12/sub", "facts_lookup: below a recorded directory, derived from it");
+    arena_free(&a);
+    facts_free(f);
+}
+
 int main(void)
 {
+    test_facts_insert();
     test_carveouts();
     test_ties_and_globs();
     test_symlinks_and_session();
