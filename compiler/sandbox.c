@@ -291,6 +291,21 @@ static void free_strvec(strvec_t *v)
 
 static bool private_dev_nodes(strvec_t *opts, char **err);
 
+/* A name beside a file being remade, unique to this call: threads of one
+ * drun-mcp remake the same file at the same time. */
+static char *remake_name(const char *dir, const char *name)
+{
+    static _Atomic unsigned long seq;
+    return xasprintf("%s/.%s.%ld.%lu", dir, name, (long)getpid(), ++seq);
+}
+
+static bool empty_file_ok(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0 && st.st_uid == geteuid() &&
+           (st.st_mode & 07777) == 0444 && st.st_nlink == 1;
+}
+
 /* The empty read-only file every block of a missing file binds
  * (bwrap_argv): $XDG_STATE_HOME/drun/empty, mode 0444, made again (beside,
  * then renamed over) when it is anything else. Caller frees. */
@@ -298,21 +313,18 @@ static char *empty_file(char **err)
 {
     char *dir = state_path("");
     char *path = xasprintf("%s/empty", dir);
-    struct stat st;
-    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0 || st.st_uid != geteuid() ||
-        (st.st_mode & 07777) != 0444 || st.st_nlink != 1) {
-        char *tmp = xasprintf("%s/.empty.%ld", dir, (long)getpid());
-        unlink(tmp);
+    if (!empty_file_ok(path)) {
+        char *tmp = remake_name(dir, "empty");
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
         bool ok = fd >= 0 && fchmod(fd, 0444) == 0;
         if (fd >= 0 && close(fd) != 0) ok = false;
         ok = ok && rename(tmp, path) == 0;
-        if (!ok) {
+        if (!ok && !empty_file_ok(path)) { /* another thread may have made it meanwhile */
             *err = xasprintf("cannot create %s: %s", path, strerror(errno));
-            unlink(tmp);
             free(path);
             path = NULL;
         }
+        unlink(tmp);
         free(tmp);
     }
     free(dir);
@@ -629,6 +641,13 @@ static sbx_early_t *start_loaded(const sandbox_t *s, const sbx_exec_t *x, const 
  * checks them and remakes (beside, then renamed over) any that is not
  * exactly right. */
 #define NODE_OWNER 65534
+static bool dev_node_ok(const char *node, dev_t dev)
+{
+    struct stat st;
+    return lstat(node, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == dev && st.st_uid == NODE_OWNER &&
+           st.st_gid == NODE_OWNER && (st.st_mode & 07777) == 0666;
+}
+
 static bool private_dev_nodes(strvec_t *opts, char **err)
 {
     char *dir = state_path("dev");
@@ -636,17 +655,13 @@ static bool private_dev_nodes(strvec_t *opts, char **err)
     for (size_t i = 0; ok && i < sizeof dev_nodes / sizeof *dev_nodes; i++) {
         dev_t dev = makedev(dev_nodes[i].maj, dev_nodes[i].min);
         char *node = xasprintf("%s/%s", dir, dev_nodes[i].name);
-        struct stat st;
-        if (lstat(node, &st) != 0 || !S_ISCHR(st.st_mode) || st.st_rdev != dev || st.st_uid != NODE_OWNER ||
-            st.st_gid != NODE_OWNER || (st.st_mode & 07777) != 0666) {
-            char *tmp = xasprintf("%s/.%s.%ld", dir, dev_nodes[i].name, (long)getpid());
-            unlink(tmp);
+        if (!dev_node_ok(node, dev)) {
+            char *tmp = remake_name(dir, dev_nodes[i].name);
             ok = mknod(tmp, S_IFCHR | 0600, dev) == 0 && chown(tmp, NODE_OWNER, NODE_OWNER) == 0 &&
                  chmod(tmp, 0666) == 0 && rename(tmp, node) == 0;
-            if (!ok) {
+            if (!ok && !(ok = dev_node_ok(node, dev))) /* or another thread made it meanwhile */
                 *err = xasprintf("cannot create private device node %s: %s", node, strerror(errno));
-                unlink(tmp);
-            }
+            unlink(tmp);
             free(tmp);
         }
         if (ok) {

@@ -117,13 +117,14 @@ async function round(srv, sid, i, ctx = {}) {
 
 test('soak: 2000+ sequential stdio calls while the config is rewritten; whole policies only; RSS settles', async () => {
   const srv = await start('stdio', { config: VERSIONS[0].text, env });
+  let writer = null;
   try {
     const { session_id } = await srv.call('create_session', {});
     let calls = 0;
     for (let i = 0; i < 60; i++) calls += await round(srv, session_id, i); // warm-up
     await srv.call('session_bash', { session_id, command: 'head -c 3000000 /dev/zero' });
     const warm = rssKb(srv.pid);
-    const writer = startWriter(srv.configPath);
+    writer = startWriter(srv.configPath);
     const ctx = { writer };
     const t0 = Date.now();
     for (let i = 60; calls < 2200; i++) calls += await round(srv, session_id, i, ctx);
@@ -138,6 +139,7 @@ test('soak: 2000+ sequential stdio calls while the config is rewritten; whole po
     assert.ok(p.counters.compiles <= p.counters.checks, 'never more compiles than checks');
     if (!SAN) assert.ok(end - warm < RSS_SLACK_KB, `RSS grew from ${warm} kB to ${end} kB`);
   } finally {
+    if (writer) await writer.stop(); /* a failed round must not leave it running */
     await srv.close();
   }
 });
@@ -145,6 +147,7 @@ test('soak: 2000+ sequential stdio calls while the config is rewritten; whole po
 test('soak: 8 concurrent HTTP clients while the config is rewritten', async () => {
   const first = await start('http', { config: VERSIONS[0].text, env });
   const clients = [first];
+  let writer = null;
   try {
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
@@ -162,12 +165,19 @@ test('soak: 8 concurrent HTTP clients while the config is rewritten', async () =
     for (const c of clients) sids.push((await c.call('create_session', {})).session_id);
     for (let k = 0; k < 8; k++) for (let i = 0; i < 8; i++) await round(clients[k], sids[k], i + 1);
     const warm = rssKb(first.pid);
-    const writer = startWriter(first.configPath);
+    writer = startWriter(first.configPath);
     const ctx = { writer };
     const t0 = Date.now();
+    // one client failing stops the others too: the test must end, not leave
+    // seven loops and the writer running
     const counts = await Promise.all(clients.map(async (c, k) => {
       let n = 0;
-      for (let i = 0; n < 250; i++) n += await round(c, sids[k], i, ctx);
+      try {
+        for (let i = 0; n < 250 && !ctx.failed; i++) n += await round(c, sids[k], i, ctx);
+      } catch (e) {
+        ctx.failed = true;
+        throw e;
+      }
       return n;
     }));
     const rewrites = await writer.stop();
@@ -180,6 +190,7 @@ test('soak: 8 concurrent HTTP clients while the config is rewritten', async () =
     if (!SAN) assert.ok(end - warm < RSS_SLACK_KB, `RSS grew from ${warm} kB to ${end} kB`);
     assert.doesNotMatch(first.stderr(), /Sanitizer|runtime error|error:/);
   } finally {
+    if (writer) await writer.stop(); /* again when it did: a no-op */
     for (const c of clients.slice(1)) await c.close().catch(() => {});
     await first.close();
   }
