@@ -745,7 +745,7 @@ static int cmp_cstr(const void *a, const void *b) { return strcmp(*(const char *
 
 static void plan_remounts(plan_t *p)
 {
-    qsort(p->wmounts.v, p->wmounts.n, sizeof *p->wmounts.v, cmp_cstr);
+    if (p->wmounts.n) qsort(p->wmounts.v, p->wmounts.n, sizeof *p->wmounts.v, cmp_cstr);
     for (size_t i = 0; i < p->ro_caps.n; i++) {
         const char *ck = p->ro_caps.v[i].key;
         const rrule_t *origin = p->ro_caps.v[i].origin;
@@ -832,7 +832,7 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
         bwrap_free(out);
         return NULL;
     }
-    qsort(p.items.v, p.items.n, sizeof *p.items.v, cmp_item);
+    if (p.items.n) qsort(p.items.v, p.items.n, sizeof *p.items.v, cmp_item);
     for (size_t i = 0; i < p.items.n; i++) vec_push(&out->ops, p.items.v[i].op);
     vec_free(&p.items);
     return out;

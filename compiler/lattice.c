@@ -194,7 +194,7 @@ resolved_t *policy_resolve(const policy_t *p, const facts_t *f)
         vec_push(&r->caps, concretize(r, b));
     }
     strmap_free(&idx);
-    qsort(r->grants.v, r->grants.n, sizeof *r->grants.v, cmp_grant);
+    if (r->grants.n) qsort(r->grants.v, r->grants.n, sizeof *r->grants.v, cmp_grant);
     return r;
 }
 

@@ -970,7 +970,7 @@ void sandbox_cleanup(sbx_residue_t *r)
             fclose(f);
             unlink(r->pending);
         }
-        qsort(all.v, all.n, sizeof *all.v, cmp_deepest_first);
+        if (all.n) qsort(all.v, all.n, sizeof *all.v, cmp_deepest_first); /* NULL when empty */
         int next = 0;
         for (size_t i = 0; i < all.n; i++) {
             remove_placeholder(r->pool, &next, all.v[i]);

@@ -345,7 +345,7 @@ static void emit_ancestor_metadata(gen_t *g)
             if (!*p) break;
         }
     }
-    qsort(anc.v, anc.n, sizeof *anc.v, cmp_str);
+    if (anc.n) qsort(anc.v, anc.n, sizeof *anc.v, cmp_str);
     if (anc.n) section(g, "ancestors of granted paths can be looked up (metadata only)");
     for (size_t i = 0; i < anc.n; i++) emit(g, true, SB_META, SBF_LITERAL, PB_ROOT, anc.v[i], NULL);
     vec_free(&anc);

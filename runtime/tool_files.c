@@ -403,7 +403,7 @@ static void list_dir(lister_t *l, int dirfd, const char *prefix, int depth)
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
             vec_push(&names, xstrdup(e->d_name));
     closedir(d);
-    qsort(names.v, names.n, sizeof *names.v, cmp_names);
+    if (names.n) qsort(names.v, names.n, sizeof *names.v, cmp_names);
     for (size_t i = 0; i < names.n; i++) {
         const char *name = names.v[i];
         struct stat st;
