@@ -503,35 +503,52 @@ static void bwrap_cmdline(char *const *shim, char *const *cmd, strvec_t *v)
     v->n--; /* the NULL stays after the end */
 }
 
-static sbx_early_t *prestart(const char *bwrap_bin, char *const *shim, const sbx_exec_t *x, char **err)
+/* Starts bwrap reading its options from afd and its filter from sfd (the
+ * caller's ends; they are closed here, whatever happens), with a status
+ * pipe of its own. limits: set them before the exec, or NULL (prlimit later).
+ * args_fd/seccomp_fd: what the caller writes to, or -1; kept in the result. */
+static sbx_early_t *launch(const char *bwrap_bin, char *const *shim, const sbx_exec_t *x, int afd, int sfd,
+                           int args_fd, int seccomp_fd, const sandbox_t *limits, char **err)
 {
-    int ap[2] = {-1, -1}, sp[2] = {-1, -1}, jp[2] = {-1, -1};
-    if (pipe2(ap, O_CLOEXEC) != 0 || pipe2(sp, O_CLOEXEC) != 0 || pipe2(jp, O_CLOEXEC) != 0) {
-        *err = xasprintf("cannot pass the sandbox setup to bwrap: %s", strerror(errno));
-        int fds[] = {ap[0], ap[1], sp[0], sp[1], jp[0], jp[1]};
-        for (size_t i = 0; i < 6; i++)
-            if (fds[i] >= 0) close(fds[i]);
-        return NULL;
+    int jp[2] = {-1, -1};
+    pid_t pid = -1;
+    int saved = 0;
+    if (pipe2(jp, O_CLOEXEC) != 0) {
+        saved = errno;
+    } else {
+        strvec_t argv = {0};
+        bwrap_cmdline(shim, x->argv, &argv);
+        pid = start_bwrap(bwrap_bin, argv.v, x, afd, sfd, jp[1], limits);
+        saved = errno;
+        free_strvec(&argv);
+        close(jp[1]);
     }
-    strvec_t argv = {0};
-    bwrap_cmdline(shim, x->argv, &argv);
-    pid_t pid = start_bwrap(bwrap_bin, argv.v, x, ap[0], sp[0], jp[1], NULL);
-    int saved = errno;
-    free_strvec(&argv);
-    close(ap[0]);
-    close(sp[0]);
-    close(jp[1]);
+    close(afd);
+    close(sfd);
     if (pid < 0) {
-        *err = xasprintf("fork: %s", strerror(saved));
-        close(ap[1]);
-        close(sp[1]);
-        close(jp[0]);
+        *err = xasprintf("cannot start bwrap: %s", strerror(saved));
+        if (jp[0] >= 0) close(jp[0]);
+        if (args_fd >= 0) close(args_fd);
+        if (seccomp_fd >= 0) close(seccomp_fd);
         return NULL;
     }
     if (x->new_pgrp) setpgid(pid, pid); /* no race with the child's own call */
     sbx_early_t *e = xcalloc(1, sizeof *e);
-    *e = (sbx_early_t){pid, ap[1], sp[1], jp[0], shim && shim[0]};
+    *e = (sbx_early_t){pid, args_fd, seccomp_fd, jp[0], shim && shim[0]};
     return e;
+}
+
+static sbx_early_t *prestart(const char *bwrap_bin, char *const *shim, const sbx_exec_t *x, char **err)
+{
+    int ap[2] = {-1, -1}, sp[2] = {-1, -1};
+    if (pipe2(ap, O_CLOEXEC) != 0 || pipe2(sp, O_CLOEXEC) != 0) {
+        *err = xasprintf("cannot pass the sandbox setup to bwrap: %s", strerror(errno));
+        int fds[] = {ap[0], ap[1], sp[0], sp[1]};
+        for (size_t i = 0; i < 4; i++)
+            if (fds[i] >= 0) close(fds[i]);
+        return NULL;
+    }
+    return launch(bwrap_bin, shim, x, ap[0], sp[0], ap[1], sp[1], NULL, err);
 }
 
 sbx_early_t *sandbox_prestart(const char *bwrap_bin, const sbx_exec_t *x, char **err)
@@ -598,37 +615,19 @@ static bool early_feed(const sandbox_t *s, sbx_early_t *e, const buf_t *args)
 }
 
 /* The fallback for arguments that no pipe can hold at once: a fresh bwrap
- * that reads them from sealed memory, as complete as they are. */
+ * that reads them from sealed memory, as complete as they are. Its limits
+ * are set before the exec: it does not wait for them. */
 static sbx_early_t *start_loaded(const sandbox_t *s, const sbx_exec_t *x, const buf_t *args, char **err)
 {
     int afd = data_fd("drun-bwrap-args", args->p, args->len);
     int sfd = data_fd("drun-seccomp", s->seccomp.p, s->seccomp.len);
-    int jp[2] = {-1, -1};
-    if (afd < 0 || sfd < 0 || pipe2(jp, O_CLOEXEC) != 0) {
+    if (afd < 0 || sfd < 0) {
         *err = xasprintf("cannot pass the sandbox setup to bwrap: %s", strerror(errno));
-        int fds[] = {afd, sfd, jp[0], jp[1]};
-        for (size_t i = 0; i < 4; i++)
-            if (fds[i] >= 0) close(fds[i]);
+        if (afd >= 0) close(afd);
+        if (sfd >= 0) close(sfd);
         return NULL;
     }
-    sbx_early_t *e = NULL;
-    strvec_t argv = {0};
-    bwrap_cmdline(s->shim, x->argv, &argv);
-    pid_t pid = start_bwrap(s->bwrap_bin, argv.v, x, afd, sfd, jp[1], s); /* limits before the exec: it does not wait */
-    int saved = errno;
-    free_strvec(&argv);
-    close(afd);
-    close(sfd);
-    close(jp[1]);
-    if (pid < 0) {
-        *err = xasprintf("fork: %s", strerror(saved));
-        close(jp[0]);
-        return NULL;
-    }
-    if (x->new_pgrp) setpgid(pid, pid);
-    e = xcalloc(1, sizeof *e);
-    *e = (sbx_early_t){pid, -1, -1, jp[0], s->shim[0] != NULL};
-    return e;
+    return launch(s->bwrap_bin, s->shim, x, afd, sfd, -1, -1, s, err);
 }
 
 /* As root, the sandbox uid maps to host uid 0, the owner of the device
