@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,17 +39,35 @@ static char *scratch_dir(void)
 
 int cmd_run(const cli_args_t *a)
 {
+    /* bwrap starts loading first, and waits while the workspace is checked,
+     * the policy compiled and the run planned; a run given up on kills it
+     * unused. Its start (exec, its libraries, its own setup) is what the run
+     * waits for, so nothing comes before it. (Not as another user than root:
+     * the sandbox then starts the command through a prlimit shim whose limit
+     * comes from the policy.) */
+    sbx_exec_t x = {NULL, NULL, a->rest, 0, 1, 2, false, NULL, NULL, true, NULL};
+    /* the sandbox's pid 1 comes to this process if bwrap ends first: the run
+     * waits for it before removing the placeholders (sandbox_wait_finish) */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    char *err = NULL, *bin = geteuid() == 0 ? sandbox_find_bwrap() : NULL;
+    x.early = bin ? sandbox_prestart(bin, &x, &err) : NULL;
+    free(bin);
+    free(err); /* without it, sandbox_spawn starts bwrap itself and says what fails */
+    err = NULL;
+
     char cwd[PATH_MAX], real[PATH_MAX];
     const char *ws = a->workspace ? a->workspace : getcwd(cwd, sizeof cwd);
     char *scratch = ws ? scratch_dir() : NULL;
     if (!ws || !scratch) {
         fprintf(stderr, "drun-policy run: cannot set up the workspace or scratch dir: %s\n", strerror(errno));
+        sandbox_early_abort(x.early);
         free(scratch);
         return EXIT_SETUP;
     }
     if (realpath(ws, real) && path_is_under(real, scratch)) {
         /* the scratch tmpfs would cover it */
         fprintf(stderr, "drun-policy run: the workspace '%s' is inside the scratch dir %s\n", ws, scratch);
+        sandbox_early_abort(x.early);
         free(scratch);
         return EXIT_SETUP;
     }
@@ -56,16 +75,9 @@ int cmd_run(const cli_args_t *a)
      * sessions) stays dark even under a grant of ~; the scratch inside shows */
     char *state = state_path("");
     const char *hide[] = {state, NULL};
-    sbx_exec_t x = {ws, scratch, a->rest, 0, 1, 2, false, NULL, hide, true, NULL};
-    /* bwrap starts loading now, and waits while the policy is compiled and
-     * the run planned; a config that is refused kills it unused. (Not as
-     * another user than root: the sandbox then starts the command through a
-     * prlimit shim whose limit comes from the policy.) */
-    char *err = NULL, *bin = geteuid() == 0 ? sandbox_find_bwrap() : NULL;
-    x.early = bin ? sandbox_prestart(bin, &x, &err) : NULL;
-    free(bin);
-    free(err); /* without it, sandbox_spawn starts bwrap itself and says what fails */
-    err = NULL;
+    x.workspace = ws;
+    x.scratch = scratch;
+    x.hide = hide;
 
     int rc = EXIT_OK;
     policy_t *p = cli_load_policy("run", a->pos[0], &rc);
@@ -89,10 +101,8 @@ int cmd_run(const cli_args_t *a)
             fprintf(stderr, "drun-policy run: %s\n", err);
             rc = sp > 0 ? sp : EXIT_SETUP; /* 127/126: the command, as a shell says */
         } else {
-            int ws_status = 0;
-            while (waitpid(pid, &ws_status, 0) < 0 && errno == EINTR) {}
             sbx_status_t st;
-            sandbox_finish(res, ws_status, &st);
+            sandbox_wait_finish(res, pid, &st);
             rc = st.setup_failed ? EXIT_SETUP : st.exit_code;
         }
     }

@@ -681,10 +681,13 @@ static bool private_dev_nodes(strvec_t *opts, char **err)
  * the run removes it afterwards. For a directory (.git, .claude, ...) that
  * is a block allocated and freed each run, and freeing one is slow where
  * the filesystem discards synchronously: an rmdir took 0.2-0.6 ms on the VM
- * the benchmarks run on, four per run of the default policy. So empty
- * directories wait in a pool under the state dir and move in and out by
- * rename, which moves no block. A rename cannot cross filesystems: on
- * another one, bwrap makes the directory and cleanup removes it as before. */
+ * the benchmarks run on, four per run of the default policy. An empty file
+ * (.bashrc, .gitconfig, ...: nine) costs an inode and a journal entry to
+ * make, inside bwrap, while the run waits. So empty directories and empty
+ * files wait in a pool under the state dir ("0".."63" and "f0".."f63") and
+ * move in and out by rename, which allocates and frees nothing. A rename
+ * cannot cross filesystems: on another one, bwrap makes the placeholder and
+ * cleanup removes it as before. */
 #define POOL_SLOTS 64
 
 static bool dir_is_empty(const char *path)
@@ -698,37 +701,60 @@ static bool dir_is_empty(const char *path)
     return empty;
 }
 
-/* Puts an empty pooled directory at path (missing: the plan checked), so
- * that bwrap finds its mount point made. False when the pool has none. */
-static bool pool_take(const char *pool, const char *path)
+/* Still what a placeholder is when made: an empty directory, or an empty
+ * regular file with no other name (a link elsewhere would be written
+ * through). Never a symlink. */
+static bool placeholder_is_blank(const char *path, bool dir)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return false;
+    if (dir) return S_ISDIR(st.st_mode) && dir_is_empty(path);
+    return S_ISREG(st.st_mode) && st.st_size == 0 && st.st_nlink == 1;
+}
+
+static void pool_slot(char *slot, size_t n, const char *pool, bool dir, int i)
+{
+    snprintf(slot, n, "%s/%s%d", pool, dir ? "" : "f", i);
+}
+
+/* The slots to try next: a run takes (or returns) several placeholders,
+ * and each starts past the last slot emptied (or filled). */
+typedef struct {
+    int dir, file;
+} pool_next_t;
+
+/* Puts a blank pooled placeholder at path (missing, and its parent there:
+ * the plan blocks at the first missing component), so that bwrap finds its
+ * mount point made. False when the pool has none. */
+static bool pool_take(const char *pool, const char *path, bool dir, pool_next_t *next)
 {
     char slot[PATH_MAX];
-    for (int i = 0; i < POOL_SLOTS; i++) {
-        snprintf(slot, sizeof slot, "%s/%d", pool, i);
+    for (int *i = dir ? &next->dir : &next->file; *i < POOL_SLOTS; ++*i) {
+        pool_slot(slot, sizeof slot, pool, dir, *i);
         if (renameat2(AT_FDCWD, slot, AT_FDCWD, path, RENAME_NOREPLACE) != 0) {
             if (errno == ENOENT) continue;
             return false; /* EXDEV (another filesystem), EEXIST (made meanwhile), ... */
         }
-        if (dir_is_empty(path)) return true;
+        if (placeholder_is_blank(path, dir)) {
+            ++*i;
+            return true;
+        }
         /* Written into while it was being returned: not ours to reuse. Back
-         * to its slot; if even that fails it stays, under the mount, and
-         * cleanup leaves a non-empty directory where it is. */
-        renameat2(AT_FDCWD, path, AT_FDCWD, slot, RENAME_NOREPLACE);
-        return false;
+         * to its slot, and the next one; if even that fails it stays, under
+         * the mount, and cleanup leaves it where it is. */
+        if (renameat2(AT_FDCWD, path, AT_FDCWD, slot, RENAME_NOREPLACE) != 0) return false;
     }
     return false;
 }
 
-/* Returns an empty directory placeholder to the pool, trying the slots from
- * *next on (one run returns several: each starts past the last one filled).
- * False when it is not empty, or the pool is full or on another filesystem:
- * the caller removes it instead. */
-static bool pool_return(const char *pool, const char *path, int *next)
+/* Returns a blank placeholder to the pool. False when it is not blank, or
+ * the pool is full or on another filesystem: the caller removes it instead. */
+static bool pool_return(const char *pool, const char *path, bool dir, pool_next_t *next)
 {
-    if (!pool || !dir_is_empty(path)) return false;
+    if (!pool || !placeholder_is_blank(path, dir)) return false;
     char slot[PATH_MAX];
-    for (; *next < POOL_SLOTS; ++*next) {
-        snprintf(slot, sizeof slot, "%s/%d", pool, *next);
+    for (int *i = dir ? &next->dir : &next->file; *i < POOL_SLOTS; ++*i) {
+        pool_slot(slot, sizeof slot, pool, dir, *i);
         if (renameat2(AT_FDCWD, path, AT_FDCWD, slot, RENAME_NOREPLACE) == 0) return true;
         if (errno != EEXIST) return false;
     }
@@ -791,9 +817,11 @@ static int precheck_command(const sandbox_t *s, const char *ws, const char *cmd,
  * for residue i) go back; only those: the others may be a concurrent run's. */
 static void unlock_workspace(int fd, char *pending, char *pool, const bwrap_t *b, bool *took)
 {
-    int next = 0;
-    for (size_t i = 0; took && i < b->residue.n; i++)
-        if (took[i] && !pool_return(pool, b->residue.v[i].path, &next)) rmdir(b->residue.v[i].path);
+    pool_next_t next = {0, 0};
+    for (size_t i = 0; took && i < b->residue.n; i++) {
+        const bw_residue_t *r = &b->residue.v[i];
+        if (took[i] && !pool_return(pool, r->path, r->dir, &next)) r->dir ? rmdir(r->path) : unlink(r->path);
+    }
     if (fd >= 0) close(fd);
     free(pending);
     free(pool);
@@ -837,8 +865,9 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
     }
     char *pool = state_path("pool");
     bool *took = xcalloc(b->residue.n + 1, sizeof *took);
+    pool_next_t next = {0, 0};
     for (size_t i = 0; i < b->residue.n; i++)
-        took[i] = b->residue.v[i].dir && pool_take(pool, b->residue.v[i].path);
+        took[i] = pool_take(pool, b->residue.v[i].path, b->residue.v[i].dir, &next);
     /* --seccomp 4 --json-status-fd 5 OPTIONS..., through --args */
     strvec_t args = {0};
     const char *head[] = {"--seccomp", "4", "--json-status-fd", "5"};
@@ -921,9 +950,22 @@ void sandbox_status(sbx_residue_t *r, int wait_status, sbx_status_t *st)
     st->setup_failed = !started && !WIFSIGNALED(wait_status);
 }
 
-void sandbox_finish(sbx_residue_t *r, int wait_status, sbx_status_t *st)
+void sandbox_wait_finish(sbx_residue_t *r, pid_t pid, sbx_status_t *st)
 {
-    sandbox_status(r, wait_status, st);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    /* bwrap exits once the command has, and may leave the sandbox's pid 1
+     * still ending: the kernel kills and reaps every other process of the
+     * sandbox before pid 1 ends, and the last of them takes the sandbox's
+     * mounts with it. Until then a placeholder must stay: removing it
+     * detaches what is mounted on it in every namespace, and a process of
+     * the sandbox still running (a daemon the command left, which dies only
+     * after bwrap has exited) would see the protected path writable. That
+     * pid 1 is either reaped by bwrap, or left to this process, a
+     * subreaper: once this process has no child left, the sandbox is gone. */
+    for (;;)
+        if (waitpid(-1, NULL, 0) < 0 && errno != EINTR) break;
+    sandbox_status(r, status, st);
     sandbox_cleanup(r);
 }
 
@@ -935,15 +977,15 @@ static int cmp_deepest_first(const void *a, const void *b)
 }
 
 /* Removes one placeholder if it is still what bwrap made: an empty
- * directory (back to the pool when it can) or an empty file. */
-static void remove_placeholder(const char *pool, int *next, const char *path)
+ * directory or an empty file, back to the pool when it can. */
+static void remove_placeholder(const char *pool, pool_next_t *next, const char *path)
 {
     struct stat st;
     if (lstat(path, &st) != 0) return;
     if (S_ISDIR(st.st_mode)) {
-        if (!pool_return(pool, path, next)) rmdir(path);
+        if (!pool_return(pool, path, true, next)) rmdir(path);
     } else if (S_ISREG(st.st_mode) && st.st_size == 0) {
-        unlink(path);
+        if (!pool_return(pool, path, false, next)) unlink(path);
     }
 }
 
@@ -970,7 +1012,7 @@ void sandbox_cleanup(sbx_residue_t *r)
             unlink(r->pending);
         }
         if (all.n) qsort(all.v, all.n, sizeof *all.v, cmp_deepest_first); /* NULL when empty */
-        int next = 0;
+        pool_next_t next = {0, 0};
         for (size_t i = 0; i < all.n; i++) {
             remove_placeholder(r->pool, &next, all.v[i]);
             free(all.v[i]);

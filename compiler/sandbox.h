@@ -88,8 +88,14 @@ typedef struct sbx_status {
  * call sandbox_cleanup when convenient. */
 void sandbox_status(sbx_residue_t *residue, int wait_status, sbx_status_t *st);
 
-/* sandbox_status, then sandbox_cleanup. residue is freed. */
-void sandbox_finish(sbx_residue_t *residue, int wait_status, sbx_status_t *st);
+/* For a one-off run, by a caller that is a child subreaper
+ * (PR_SET_CHILD_SUBREAPER) with no other children: reaps bwrap (pid), then
+ * waits for its sandbox to be gone — the sandbox's pid 1, which the kernel
+ * lets end only after every process of the sandbox has, so that nothing can
+ * still use a mount on a placeholder — then decodes the status
+ * (sandbox_status) and removes the placeholders (sandbox_cleanup). residue
+ * is freed. */
+void sandbox_wait_finish(sbx_residue_t *residue, pid_t pid, sbx_status_t *st);
 
 /* Removes the placeholders bwrap created (only those that are still empty)
  * and frees residue. Safe with concurrent runs in the same workspace: a
