@@ -703,13 +703,16 @@ static bool dir_is_empty(const char *path)
 
 /* Still what a placeholder is when made: an empty directory, or an empty
  * regular file with no other name (a link elsewhere would be written
- * through). Never a symlink. */
-static bool placeholder_is_blank(const char *path, bool dir)
+ * through). Never a symlink. st: its lstat, or NULL to make it here. */
+static bool placeholder_is_blank(const char *path, bool dir, const struct stat *st)
 {
-    struct stat st;
-    if (lstat(path, &st) != 0) return false;
-    if (dir) return S_ISDIR(st.st_mode) && dir_is_empty(path);
-    return S_ISREG(st.st_mode) && st.st_size == 0 && st.st_nlink == 1;
+    struct stat own;
+    if (!st) {
+        if (lstat(path, &own) != 0) return false;
+        st = &own;
+    }
+    if (dir) return S_ISDIR(st->st_mode) && dir_is_empty(path);
+    return S_ISREG(st->st_mode) && st->st_size == 0 && st->st_nlink == 1;
 }
 
 static void pool_slot(char *slot, size_t n, const char *pool, bool dir, int i)
@@ -735,7 +738,7 @@ static bool pool_take(const char *pool, const char *path, bool dir, pool_next_t 
             if (errno == ENOENT) continue;
             return false; /* EXDEV (another filesystem), EEXIST (made meanwhile), ... */
         }
-        if (placeholder_is_blank(path, dir)) {
+        if (placeholder_is_blank(path, dir, NULL)) {
             ++*i;
             return true;
         }
@@ -747,11 +750,13 @@ static bool pool_take(const char *pool, const char *path, bool dir, pool_next_t 
     return false;
 }
 
-/* Returns a blank placeholder to the pool. False when it is not blank, or
- * the pool is full or on another filesystem: the caller removes it instead. */
-static bool pool_return(const char *pool, const char *path, bool dir, pool_next_t *next)
+/* Returns a blank placeholder (st: its lstat) to the pool. False when it is
+ * not blank, or the pool is full or on another filesystem: the caller
+ * removes it instead. */
+static bool pool_return(const char *pool, const char *path, const struct stat *st, pool_next_t *next)
 {
-    if (!pool || !placeholder_is_blank(path, dir)) return false;
+    bool dir = S_ISDIR(st->st_mode);
+    if (!pool || !placeholder_is_blank(path, dir, st)) return false;
     char slot[PATH_MAX];
     for (int *i = dir ? &next->dir : &next->file; *i < POOL_SLOTS; ++*i) {
         pool_slot(slot, sizeof slot, pool, dir, *i);
@@ -813,15 +818,26 @@ static int precheck_command(const sandbox_t *s, const char *ws, const char *cmd,
     return 127;
 }
 
+/* Removes one placeholder if it is still what bwrap made: an empty
+ * directory or an empty file, back to the pool when it can. */
+static void remove_placeholder(const char *pool, pool_next_t *next, const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        if (!pool_return(pool, path, &st, next)) rmdir(path);
+    } else if (S_ISREG(st.st_mode) && st.st_size == 0) {
+        if (!pool_return(pool, path, &st, next)) unlink(path);
+    }
+}
+
 /* On a failure before bwrap runs: the placeholders pool_take placed (took[i]
  * for residue i) go back; only those: the others may be a concurrent run's. */
 static void unlock_workspace(int fd, char *pending, char *pool, const bwrap_t *b, bool *took)
 {
     pool_next_t next = {0, 0};
-    for (size_t i = 0; took && i < b->residue.n; i++) {
-        const bw_residue_t *r = &b->residue.v[i];
-        if (took[i] && !pool_return(pool, r->path, r->dir, &next)) r->dir ? rmdir(r->path) : unlink(r->path);
-    }
+    for (size_t i = 0; took && i < b->residue.n; i++)
+        if (took[i]) remove_placeholder(pool, &next, b->residue.v[i].path);
     if (fd >= 0) close(fd);
     free(pending);
     free(pool);
@@ -974,19 +990,6 @@ static int cmp_deepest_first(const void *a, const void *b)
 {
     size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
     return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* Removes one placeholder if it is still what bwrap made: an empty
- * directory or an empty file, back to the pool when it can. */
-static void remove_placeholder(const char *pool, pool_next_t *next, const char *path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        if (!pool_return(pool, path, true, next)) rmdir(path);
-    } else if (S_ISREG(st.st_mode) && st.st_size == 0) {
-        if (!pool_return(pool, path, false, next)) unlink(path);
-    }
 }
 
 void sandbox_cleanup(sbx_residue_t *r)
