@@ -21,7 +21,7 @@ SANFLAGS :=
 OPT      := -O2 -g
 endif
 
-PKGS     := libcjson libcurl libmicrohttpd libseccomp libidn2 nettle
+PKGS     := libcjson jansson libcurl libmicrohttpd libseccomp libidn2 nettle
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -43,7 +43,7 @@ GEN_C      := $(patsubst grammar/%.re,$(B)/gen/%.c,$(GRAMMAR_RE)) \
               $(patsubst grammar/%.y,$(B)/gen/%.c,$(GRAMMAR_Y)) $(B)/gen/default_policy.c \
               $(B)/gen/seccomp_tables.c
 GEN_H      := $(patsubst grammar/%.y,$(B)/gen/%.h,$(GRAMMAR_Y))
-LIB_SRC    := $(wildcard grammar/*.c) $(filter-out compiler/main.c,$(wildcard compiler/*.c))
+LIB_SRC    := $(wildcard grammar/*.c) $(filter-out compiler/main.c compiler/idn_static.c,$(wildcard compiler/*.c))
 LIB_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_C))
 RT_SRC     := $(wildcard runtime/*.c)
 RT_OBJ     := $(patsubst %.c,$(B)/obj/%.o,$(RT_SRC))
@@ -110,15 +110,31 @@ $(LIB): $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# drun-policy links nettle (one SHA-256) statically when nettle-dev's archive
-# is there: loading one more shared library cost each `drun-policy run` about
-# 0.4 ms before main on the benchmark VM, where a page fault costs 14 us.
-# drun-mcp keeps the shared one, which libcurl's GnuTLS loads anyway.
+# drun-policy is linked static (static-pie: ASLR kept) when every archive it
+# needs is installed, and the build is not a sanitizer build (ASan cannot be
+# static). Without the dynamic loader, `drun-policy run` reaches main about
+# 1 ms sooner on the benchmark VM, where a page fault costs 14 us: each run
+# is one more process start than a bare bwrap (README.md).
+# libidn2 then comes linked in (idn_static.c) instead of opened (idn_dl.c).
+# Otherwise drun-policy is dynamic, with nettle static when its archive is
+# there (0.4 ms), and only the libraries it calls (--as-needed: libidn2 is
+# opened on first use, not loaded with libcurl's list). drun-mcp stays
+# dynamic: it starts once.
+STATIC_A  := libc.a libm.a libjansson.a libnettle.a libidn2.a libunistring.a
+STATIC_OK := $(if $(filter 1,$(SAN)),,$(if $(strip $(foreach a,$(STATIC_A),$(if $(wildcard $(shell $(CC) -print-file-name=$(a))),,$(a)))),,1))
 NETTLE_A  := $(wildcard $(shell $(CC) -print-file-name=libnettle.a))
-DP_LDLIBS := $(if $(NETTLE_A),$(filter-out -lnettle,$(LDLIBS)) $(NETTLE_A),$(LDLIBS))
+ifeq ($(STATIC_OK),1)
+DP_LDFLAGS := -static-pie
+DP_EXTRA   := $(B)/obj/compiler/idn_static.o
+DP_LDLIBS  := -ljansson -lnettle -lidn2 -lunistring -lm
+else
+DP_LDFLAGS := -Wl,--as-needed
+DP_EXTRA   :=
+DP_LDLIBS  := $(if $(NETTLE_A),$(filter-out -lnettle,$(LDLIBS)) $(NETTLE_A),$(LDLIBS))
+endif
 
-$(B)/drun-policy: $(B)/obj/compiler/main.o $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(DP_LDLIBS)
+$(B)/drun-policy: $(B)/obj/compiler/main.o $(DP_EXTRA) $(LIB)
+	$(CC) $(LDFLAGS) $(DP_LDFLAGS) -o $@ $^ $(DP_LDLIBS)
 
 $(B)/drun-mcp: $(RT_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -6,7 +6,6 @@
  * Exit: 0 identical; 1 drift or a missing artifact (or a config error);
  * 2 usage or I/O error (no DIR/policy.json, no facts in it). */
 #define _XOPEN_SOURCE 700
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "cli.h"
 #include "compile.h"
 #include "diff.h"
+#include "jsonr.h"
 
 /* The recorded facts and source mtime of a manifest. */
 typedef struct recorded {
@@ -31,32 +31,33 @@ static bool read_manifest(const char *dir, recorded_t *r, char **err)
     char *path = xasprintf("%s/policy.json", dir);
     buf_t b = BUF_INIT;
     bool ok = read_file(path, &b, err);
-    cJSON *root = ok ? cJSON_ParseWithLength(b.p ? b.p : "", b.len) : NULL;
-    if (ok && !root) {
-        *err = xasprintf("%s: not JSON: it was not written by drun-policy compile (rewrite DIR with "
+    json_error_t je;
+    json_t *root = ok ? jsonr_load(b.p, b.len, &je) : NULL;
+    if (ok && !json_is_object(root)) {
+        *err = xasprintf("%s: not a JSON object: it was not written by drun-policy compile (rewrite DIR with "
                          "'drun-policy compile CONFIG -o DIR')", path);
         ok = false;
     }
     if (ok) {
-        const cJSON *facts = cJSON_GetObjectItemCaseSensitive(root, "facts");
+        const json_t *facts = json_object_get(root, "facts");
         static const char *const tn[2] = {"linux", "macos"};
         for (int t = 0; t < 2; t++) {
-            const cJSON *f = cJSON_GetObjectItemCaseSensitive(facts, tn[t]);
-            if (cJSON_IsObject(f)) r->facts[t] = cJSON_PrintUnformatted(f);
+            const json_t *f = json_object_get(facts, tn[t]);
+            if (json_is_object(f)) r->facts[t] = json_dumps(f, JSON_COMPACT);
         }
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "source"), "mtime");
-        if (cJSON_IsString(m)) r->mtime = xstrdup(m->valuestring);
-        const cJSON *arts = cJSON_GetObjectItemCaseSensitive(root, "artifacts");
+        const char *m = json_string_value(json_object_get(json_object_get(root, "source"), "mtime"));
+        if (m) r->mtime = xstrdup(m);
+        const json_t *arts = json_object_get(root, "artifacts");
         for (size_t i = 0; i < 5; i++) {
-            const cJSON *h = cJSON_GetObjectItemCaseSensitive(arts, artifact_names[i]);
-            if (cJSON_IsString(h)) r->sha[i] = xstrdup(h->valuestring);
+            const char *h = json_string_value(json_object_get(arts, artifact_names[i]));
+            if (h) r->sha[i] = xstrdup(h);
         }
         if (!r->facts[0] && !r->facts[1]) {
             *err = xasprintf("%s records no facts: it was not written by drun-policy compile", path);
             ok = false;
         }
     }
-    cJSON_Delete(root);
+    json_decref(root);
     buf_free(&b);
     free(path);
     return ok;

@@ -8,9 +8,7 @@
 #include "domain.h"
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <idn2.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +17,7 @@
 #include <strings.h>
 
 #include "buf.h"
+#include "idn.h"
 
 #define MAX_NAME 253  /* bytes in a name without its trailing dot */
 #define MAX_LABEL 63
@@ -221,48 +220,21 @@ static bool check_name(const char *name, const char *what, char **err)
  * transitional when that fails. A different mapping would be a bypass:
  * transitional alone maps "straße.de" to "strasse.de" while curl goes to
  * "xn--strae-oqa.de", a different registrant. */
-/* libidn2 is opened on the first non-ASCII name instead of being linked:
- * loading it (and libunistring) cost every `drun-policy run` about 0.7 ms
- * before main (perf stat, this VM), and few policies name an international
- * domain. The same library and the same calls; a host without it rejects
- * such a name rather than guess at its A-label. */
-static struct {
-    int (*lookup_u8)(const uint8_t *, uint8_t **, int);
-    const char *(*strerror)(int);
-    void (*free)(void *);
-    char *error;
-} idn;
-static pthread_once_t idn_once = PTHREAD_ONCE_INIT;
-
-static void idn_open(void)
-{
-    void *h = dlopen("libidn2.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (h) {
-        *(void **)&idn.lookup_u8 = dlsym(h, "idn2_lookup_u8");
-        *(void **)&idn.strerror = dlsym(h, "idn2_strerror");
-        *(void **)&idn.free = dlsym(h, "idn2_free");
-    }
-    if (!idn.lookup_u8 || !idn.strerror || !idn.free) {
-        const char *e = dlerror();
-        idn.error = xstrdup(e ? e : "libidn2.so.0 lacks idn2_lookup_u8");
-        idn.lookup_u8 = NULL;
-    }
-}
-
 static bool idna(const char *in, char **out, char **err)
 {
-    pthread_once(&idn_once, idn_open);
-    if (!idn.lookup_u8)
+    const char *why;
+    const idn_api_t *idn = idn_api(&why);
+    if (!idn)
         return fail(err, "'%s' is an international domain name, and libidn2 cannot be loaded "
-                         "to convert it (%s)", shown_z(in), shown_z(idn.error));
+                         "to convert it (%s)", shown_z(in), shown_z(why));
     uint8_t *ace = NULL;
-    int rc = idn.lookup_u8((const uint8_t *)in, &ace, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
-    if (rc != IDN2_OK) rc = idn.lookup_u8((const uint8_t *)in, &ace, IDN2_TRANSITIONAL);
+    int rc = idn->lookup_u8((const uint8_t *)in, &ace, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
+    if (rc != IDN2_OK) rc = idn->lookup_u8((const uint8_t *)in, &ace, IDN2_TRANSITIONAL);
     if (rc != IDN2_OK)
         return fail(err, "'%s' is not a valid international domain name (%s)", shown_z(in),
-                    shown_z(idn.strerror(rc)));
+                    shown_z(idn->strerror(rc)));
     *out = xstrdup((const char *)ace);
-    idn.free(ace);
+    idn->free(ace);
     return true;
 }
 

@@ -5,7 +5,6 @@
  */
 #include "facts.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -17,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "jsonr.h"
 #include "jsonw.h"
 #include "fsutil.h"
 #include "paths.h"
@@ -438,15 +438,15 @@ void facts_to_json(const facts_t *f, buf_t *out)
 
 /* Every path in a facts file must be absolute and normalised: the compile
  * trusts them, so a malformed file is refused rather than half-used. */
-static const char *abs_path(facts_t *f, const cJSON *v, const char *what, char **err)
+static const char *abs_path(facts_t *f, const char *s, const char *what, char **err)
 {
-    if (!cJSON_IsString(v) || !v->valuestring) {
+    if (!s) {
         *err = xasprintf("facts: %s must be a string", what);
         return NULL;
     }
-    const char *n = path_normalize(v->valuestring, &f->arena);
-    if (!n || strcmp(n, v->valuestring) != 0) {
-        *err = xasprintf("facts: %s '%s' must be an absolute, normalised path", what, v->valuestring);
+    const char *n = path_normalize(s, &f->arena);
+    if (!n || strcmp(n, s) != 0) {
+        *err = xasprintf("facts: %s '%s' must be an absolute, normalised path", what, s);
         return NULL;
     }
     for (const char *p = n; *p; p++)
@@ -457,82 +457,71 @@ static const char *abs_path(facts_t *f, const cJSON *v, const char *what, char *
     return n;
 }
 
-static bool load_strs(facts_t *f, const cJSON *root, const char *key, void *vec, char **err)
+static bool load_strs(facts_t *f, const json_t *root, const char *key, void *vec, char **err)
 {
     VEC(const char *) *v = vec;
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(root, key);
+    const json_t *a = json_object_get(root, key);
     if (!a) return true;
-    if (!cJSON_IsArray(a)) {
+    if (!json_is_array(a)) {
         *err = xasprintf("facts: '%s' must be an array", key);
         return false;
     }
-    const cJSON *e;
-    cJSON_ArrayForEach(e, a) {
-        const char *p = abs_path(f, e, key, err);
+    size_t i;
+    const json_t *e;
+    json_array_foreach(a, i, e) {
+        const char *p = abs_path(f, json_string_value(e), key, err);
         if (!p) return false;
         vec_push(v, p);
     }
     return true;
 }
 
-static bool load_links(facts_t *f, const cJSON *root, const char *key, void *vec, char **err)
+static bool load_links(facts_t *f, const json_t *root, const char *key, void *vec, char **err)
 {
     VEC(link_fact_t) *v = vec;
-    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, key);
+    const json_t *o = json_object_get(root, key);
     if (!o) return true;
-    if (!cJSON_IsObject(o)) {
+    if (!json_is_object(o)) {
         *err = xasprintf("facts: '%s' must be an object", key);
         return false;
     }
-    const cJSON *e;
-    cJSON_ArrayForEach(e, o) {
-        if (!cJSON_IsString(e) || !*e->valuestring || strchr(e->valuestring, '\n') ||
-            e->string[0] != '/' || strchr(e->string + 1, '/')) {
+    const char *k;
+    const json_t *e;
+    json_object_foreach((json_t *)o, k, e) {
+        const char *to = json_string_value(e);
+        if (!to || !*to || strchr(to, '\n') || k[0] != '/' || strchr(k + 1, '/')) {
             *err = xasprintf("facts: '%s' entries must map a top-level path to a string", key);
             return false;
         }
-        link_fact_t l = {arena_strdup(&f->arena, e->string), arena_strdup(&f->arena, e->valuestring)};
+        link_fact_t l = {arena_strdup(&f->arena, k), arena_strdup(&f->arena, to)};
         vec_push(v, l);
     }
     return true;
 }
 
-/* "facts: not valid JSON at line L, column C (...)": where cJSON stopped. */
-static char *json_error_at(const char *text, size_t len, const char *end)
-{
-    unsigned line = 1, col = 1;
-    size_t stop = end && end >= text && end <= text + len ? (size_t)(end - text) : 0;
-    for (size_t i = 0; i < stop; i++) {
-        if (text[i] == '\n') line++, col = 1;
-        else col++;
-    }
-    return xasprintf("facts: not valid JSON at line %u, column %u (write the file with 'drun-policy facts > FILE')",
-                     line, col);
-}
-
 facts_t *facts_from_json(const char *text, size_t len, char **err)
 {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, false);
-    if (!root || !cJSON_IsObject(root)) {
-        cJSON_Delete(root);
+    json_error_t je;
+    json_t *root = jsonr_load(text, len, &je);
+    if (!root || !json_is_object(root)) {
+        json_decref(root);
         *err = root ? xstrdup("facts: not a JSON object (write the file with 'drun-policy facts > FILE')")
-                    : json_error_at(text, len, end);
+                    : xasprintf("facts: not valid JSON at line %d, column %d: %s (write the file with "
+                                "'drun-policy facts > FILE')", je.line, je.column, je.text);
         return NULL;
     }
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(root, "target");
+    const char *t = json_string_value(json_object_get(root, "target"));
     target_t target = TARGET_LINUX;
-    if (cJSON_IsString(t) && strcmp(t->valuestring, "macos") == 0) target = TARGET_MACOS;
-    else if (!cJSON_IsString(t) || strcmp(t->valuestring, "linux") != 0) {
-        cJSON_Delete(root);
+    if (t && strcmp(t, "macos") == 0) target = TARGET_MACOS;
+    else if (!t || strcmp(t, "linux") != 0) {
+        json_decref(root);
         *err = xstrdup("facts: 'target' must be \"linux\" or \"macos\"");
         return NULL;
     }
     facts_t *f = facts_new(target);
-    const cJSON *v;
-    if ((v = cJSON_GetObjectItemCaseSensitive(root, "arch")) && cJSON_IsString(v))
-        f->arch = arena_strdup(&f->arena, v->valuestring);
-    const char *home = abs_path(f, cJSON_GetObjectItemCaseSensitive(root, "home"), "home", err);
+    const char *v;
+    if ((v = json_string_value(json_object_get(root, "arch")))) f->arch = arena_strdup(&f->arena, v);
+    const char *home = abs_path(f, json_string_value(json_object_get(root, "home")), "home", err);
     if (!home) goto fail;
     f->home = home;
     if (!load_strs(f, root, "path_dirs", &f->path_dirs, err) ||
@@ -540,36 +529,32 @@ facts_t *facts_from_json(const char *text, size_t len, char **err)
         !load_links(f, root, "root_links", &f->root_links, err) ||
         !load_links(f, root, "firmlinks", &f->firmlinks, err))
         goto fail;
-    const cJSON *bw = cJSON_GetObjectItemCaseSensitive(root, "bwrap");
-    if (cJSON_IsObject(bw)) {
-        if ((v = cJSON_GetObjectItemCaseSensitive(bw, "version")) && cJSON_IsString(v))
-            f->bwrap_version = arena_strdup(&f->arena, v->valuestring);
-        f->bwrap_disable_userns = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(bw, "disable_userns"));
+    const json_t *bw = json_object_get(root, "bwrap");
+    if (json_is_object(bw)) {
+        if ((v = json_string_value(json_object_get(bw, "version")))) f->bwrap_version = arena_strdup(&f->arena, v);
+        f->bwrap_disable_userns = json_is_true(json_object_get(bw, "disable_userns"));
     }
-    const cJSON *paths = cJSON_GetObjectItemCaseSensitive(root, "paths");
-    if (paths && !cJSON_IsObject(paths)) {
+    json_t *paths = json_object_get(root, "paths");
+    if (paths && !json_is_object(paths)) {
         *err = xstrdup("facts: 'paths' must be an object");
         goto fail;
     }
-    const cJSON *e;
-    cJSON_ArrayForEach(e, paths) {
-        cJSON key = {0};
-        key.valuestring = e->string;
-        key.type = cJSON_String;
-        const char *p = abs_path(f, &key, "a 'paths' key", err);
+    const char *k;
+    const json_t *e;
+    json_object_foreach(paths, k, e) {
+        const char *p = abs_path(f, k, "a 'paths' key", err);
         if (!p) goto fail;
-        const cJSON *rp = cJSON_GetObjectItemCaseSensitive(e, "realpath");
-        const char *real = rp ? abs_path(f, rp, "realpath", err) : p;
+        const json_t *rp = json_object_get(e, "realpath");
+        const char *real = rp ? abs_path(f, json_string_value(rp), "realpath", err) : p;
         if (!real) goto fail;
-        const cJSON *ty = cJSON_GetObjectItemCaseSensitive(e, "type");
-        path_fact_t pf = {p, ptype_parse(cJSON_IsString(ty) ? ty->valuestring : NULL), real};
+        path_fact_t pf = {p, ptype_parse(json_string_value(json_object_get(e, "type"))), real};
         vec_push(&f->paths, pf);
     }
     if (f->paths.n) qsort(f->paths.v, f->paths.n, sizeof *f->paths.v, cmp_fact); /* NULL when empty */
-    cJSON_Delete(root);
+    json_decref(root);
     return f;
 fail:
-    cJSON_Delete(root);
+    json_decref(root);
     facts_free(f);
     return NULL;
 }

@@ -7,7 +7,6 @@
  */
 #include "sandbox.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -31,6 +30,7 @@
 #include "compile.h"
 #include "lattice.h"
 #include "fsutil.h"
+#include "jsonr.h"
 #include "paths.h"
 #include "seccomp_filter.h"
 
@@ -133,14 +133,10 @@ fail:
     return NULL;
 }
 
-static char *json_str(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
+static const char *json_str(const json_t *o, const char *k) { return json_string_value(json_object_get(o, k)); }
 
 /* Checks dir/name against the manifest's sha256 and loads it into out. */
-static bool load_checked(const char *dir, const char *name, const cJSON *hashes, buf_t *out, char **err)
+static bool load_checked(const char *dir, const char *name, const json_t *hashes, buf_t *out, char **err)
 {
     char *path = xasprintf("%s/%s", dir, name);
     bool ok = read_file(path, out, err);
@@ -162,17 +158,18 @@ sandbox_t *sandbox_from_artifacts(const char *dir, char **err)
     *err = NULL;
     sandbox_t *s = xcalloc(1, sizeof *s);
     buf_t man = BUF_INIT, args = BUF_INIT;
-    cJSON *root = NULL;
+    json_t *root = NULL;
+    json_error_t je;
     char *mpath = xasprintf("%s/policy.json", dir);
     bool ok = read_file(mpath, &man, err);
     free(mpath);
     if (!ok) goto fail;
-    root = cJSON_ParseWithLength(man.p ? man.p : "", man.len);
-    const cJSON *src = cJSON_GetObjectItemCaseSensitive(root, "source");
-    const cJSON *hashes = cJSON_GetObjectItemCaseSensitive(root, "artifacts");
-    const cJSON *facts = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "facts"), "linux");
+    root = jsonr_load(man.p, man.len, &je);
+    const json_t *src = json_object_get(root, "source");
+    const json_t *hashes = json_object_get(root, "artifacts");
+    const json_t *facts = json_object_get(json_object_get(root, "facts"), "linux");
     const char *text = json_str(src, "text"), *sha = json_str(src, "sha256"), *name = json_str(src, "path");
-    if (!root || !text || !sha || !facts || !cJSON_IsObject(hashes)) {
+    if (!root || !text || !sha || !json_is_object(facts) || !json_is_object(hashes)) {
         *err = xasprintf("%s/policy.json is not a drun-policy manifest with Linux artifacts", dir);
         goto fail;
     }
@@ -195,8 +192,9 @@ sandbox_t *sandbox_from_artifacts(const char *dir, char **err)
     diag_list_free(&d);
     if (name) s->owned_pol->path = arena_strdup(&s->owned_pol->arena, name);
     s->pol = s->owned_pol;
-    char *ftext = cJSON_PrintUnformatted(facts);
-    s->facts = facts_from_json(ftext, strlen(ftext), err);
+    char *ftext = json_dumps(facts, JSON_COMPACT);
+    s->facts = ftext ? facts_from_json(ftext, strlen(ftext), err) : NULL;
+    if (!ftext) *err = xstrdup("out of memory");
     free(ftext);
     if (!s->facts) goto fail;
     s->owns_facts = true;
@@ -225,12 +223,12 @@ sandbox_t *sandbox_from_artifacts(const char *dir, char **err)
     }
     buf_free(&man);
     buf_free(&args);
-    cJSON_Delete(root);
+    json_decref(root);
     return s;
 fail:
     buf_free(&man);
     buf_free(&args);
-    cJSON_Delete(root);
+    json_decref(root);
     sandbox_free(s);
     return NULL;
 }
