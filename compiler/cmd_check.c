@@ -34,8 +34,11 @@ static bool read_manifest(const char *dir, recorded_t *r, char **err)
     json_error_t je;
     json_t *root = ok ? jsonr_load(b.p, b.len, &je) : NULL;
     if (ok && !json_is_object(root)) {
-        *err = xasprintf("%s: not a JSON object: it was not written by drun-policy compile (rewrite DIR with "
-                         "'drun-policy compile CONFIG -o DIR')", path);
+        char *why = root ? xstrdup("not a JSON object")
+                         : xasprintf("not valid JSON at line %d, column %d (%s)", je.line, je.column, je.text);
+        *err = xasprintf("%s: %s: it was not written by drun-policy compile (rewrite DIR with "
+                         "'drun-policy compile CONFIG -o DIR')", path, why);
+        free(why);
         ok = false;
     }
     if (ok) {

@@ -159,12 +159,11 @@ sandbox_t *sandbox_from_artifacts(const char *dir, char **err)
     sandbox_t *s = xcalloc(1, sizeof *s);
     buf_t man = BUF_INIT, args = BUF_INIT;
     json_t *root = NULL;
-    json_error_t je;
     char *mpath = xasprintf("%s/policy.json", dir);
     bool ok = read_file(mpath, &man, err);
     free(mpath);
     if (!ok) goto fail;
-    root = jsonr_load(man.p, man.len, &je);
+    root = jsonr_load(man.p, man.len, NULL);
     const json_t *src = json_object_get(root, "source");
     const json_t *hashes = json_object_get(root, "artifacts");
     const json_t *facts = json_object_get(json_object_get(root, "facts"), "linux");
