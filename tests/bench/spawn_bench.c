@@ -12,11 +12,11 @@
  * next sample. `run` waits for its sandbox to end (it removes placeholders
  * after), a bare bwrap does not: so this program is a subreaper, reaps what a
  * sample leaves before the next starts, and alternates which goes first. */
+#include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <errno.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
