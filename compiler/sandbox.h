@@ -81,6 +81,7 @@ typedef struct sbx_status {
     bool setup_failed; /* bwrap never started the command (status 125 for `run`) */
     int exit_code;     /* the command's exit status, when it exited */
     int term_signal;   /* the signal that ended it, or 0 */
+    pid_t sandbox_pid; /* the sandbox's pid 1 (bwrap's "child-pid"), or 0 */
 } sbx_status_t;
 
 /* After waitpid() of the pid sandbox_spawn returned: decodes wait_status with
@@ -89,12 +90,10 @@ typedef struct sbx_status {
 void sandbox_status(sbx_residue_t *residue, int wait_status, sbx_status_t *st);
 
 /* For a one-off run, by a caller that is a child subreaper
- * (PR_SET_CHILD_SUBREAPER) with no other children: reaps bwrap (pid), then
- * waits for its sandbox to be gone — the sandbox's pid 1, which the kernel
- * lets end only after every process of the sandbox has, so that nothing can
- * still use a mount on a placeholder — then decodes the status
- * (sandbox_status) and removes the placeholders (sandbox_cleanup). residue
- * is freed. */
+ * (PR_SET_CHILD_SUBREAPER) with no other children: reaps bwrap (pid), decodes
+ * the status (sandbox_status), waits until no process the command started is
+ * left, so that nothing can still use a mount on a placeholder, and removes
+ * the placeholders (sandbox_cleanup). residue is freed. */
 void sandbox_wait_finish(sbx_residue_t *residue, pid_t pid, sbx_status_t *st);
 
 /* Removes the placeholders bwrap created (only those that are still empty)
