@@ -121,8 +121,9 @@ $(LIB): $(LIB_OBJ)
 # opened on first use, not loaded with libcurl's list). drun-mcp stays
 # dynamic: it starts once.
 STATIC_A  := libc.a libm.a libjansson.a libnettle.a libidn2.a libunistring.a
-STATIC_OK := $(if $(filter 1,$(SAN)),,$(if $(strip $(foreach a,$(STATIC_A),$(if $(wildcard $(shell $(CC) -print-file-name=$(a))),,$(a)))),,1))
-NETTLE_A  := $(wildcard $(shell $(CC) -print-file-name=libnettle.a))
+STATIC_IN := $(foreach a,$(STATIC_A),$(wildcard $(shell $(CC) -print-file-name=$(a))))
+STATIC_OK := $(if $(filter 1,$(SAN)),,$(if $(filter $(words $(STATIC_A)),$(words $(STATIC_IN))),1))
+NETTLE_A  := $(filter %/libnettle.a,$(STATIC_IN))
 ifeq ($(STATIC_OK),1)
 DP_LDFLAGS := -static-pie
 DP_EXTRA   := $(B)/obj/compiler/idn_static.o

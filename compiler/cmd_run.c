@@ -46,8 +46,9 @@ int cmd_run(const cli_args_t *a)
      * the sandbox then starts the command through a prlimit shim whose limit
      * comes from the policy.) */
     sbx_exec_t x = {NULL, NULL, a->rest, 0, 1, 2, false, NULL, NULL, true, NULL};
-    /* the sandbox's pid 1 comes to this process if bwrap ends first: the run
-     * waits for it before removing the placeholders (sandbox_wait_finish) */
+    /* the sandbox's pid 1 comes to this process if bwrap ends first: when
+     * the command left a process, the run waits for pid 1 before removing
+     * the placeholders (sandbox_wait_finish) */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     char *err = NULL, *bin = geteuid() == 0 ? sandbox_find_bwrap() : NULL;
     x.early = bin ? sandbox_prestart(bin, &x, &err) : NULL;

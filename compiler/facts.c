@@ -479,7 +479,7 @@ static bool load_strs(facts_t *f, const json_t *root, const char *key, void *vec
 static bool load_links(facts_t *f, const json_t *root, const char *key, void *vec, char **err)
 {
     VEC(link_fact_t) *v = vec;
-    const json_t *o = json_object_get(root, key);
+    json_t *o = json_object_get(root, key);
     if (!o) return true;
     if (!json_is_object(o)) {
         *err = xasprintf("facts: '%s' must be an object", key);
@@ -487,7 +487,7 @@ static bool load_links(facts_t *f, const json_t *root, const char *key, void *ve
     }
     const char *k;
     const json_t *e;
-    json_object_foreach((json_t *)o, k, e) {
+    json_object_foreach(o, k, e) {
         const char *to = json_string_value(e);
         if (!to || !*to || strchr(to, '\n') || k[0] != '/' || strchr(k + 1, '/')) {
             *err = xasprintf("facts: '%s' entries must map a top-level path to a string", key);

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "facts.h"
-#include "paths.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
