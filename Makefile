@@ -28,7 +28,11 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 VERSION  := $(shell cat VERSION 2>/dev/null || echo 0.0.0)
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
             -Wformat=2 -Wno-format-nonliteral -Wvla
-CPPFLAGS += -D_GNU_SOURCE -DDRUN_VERSION='"$(VERSION)"' -Igrammar -Icompiler -Iruntime -I$(B)/gen
+# compiler/ keeps its layers in subfolders (SPEC §1); each is on the include
+# path, so a header is named by its file name alone.
+COMPILER_DIRS := compiler $(sort $(dir $(wildcard compiler/*/*.c compiler/*/*.h)))
+COMPILER_INC  := $(patsubst %,-I%,$(patsubst %/,%,$(COMPILER_DIRS)))
+CPPFLAGS += -D_GNU_SOURCE -DDRUN_VERSION='"$(VERSION)"' -Igrammar $(COMPILER_INC) -Iruntime -I$(B)/gen
 CFLAGS   += -std=c11 $(OPT) $(WARN) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
 # Generated code keeps -Werror off and the warnings its generators trip.
 GENFLAGS := -std=c11 $(OPT) -w $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
@@ -43,7 +47,7 @@ GEN_C      := $(patsubst grammar/%.re,$(B)/gen/%.c,$(GRAMMAR_RE)) \
               $(patsubst grammar/%.y,$(B)/gen/%.c,$(GRAMMAR_Y)) $(B)/gen/default_policy.c \
               $(B)/gen/seccomp_tables.c
 GEN_H      := $(patsubst grammar/%.y,$(B)/gen/%.h,$(GRAMMAR_Y))
-LIB_SRC    := $(wildcard grammar/*.c) $(filter-out compiler/main.c compiler/idn_static.c,$(wildcard compiler/*.c))
+LIB_SRC    := $(wildcard grammar/*.c) $(filter-out compiler/main.c compiler/idn_static.c,$(wildcard compiler/*.c compiler/*/*.c))
 LIB_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_C))
 RT_SRC     := $(wildcard runtime/*.c)
 RT_OBJ     := $(patsubst %.c,$(B)/obj/%.o,$(RT_SRC))
@@ -180,7 +184,7 @@ bench: all
 
 FUZZ_CC     ?= clang
 FUZZ_FLAGS  := -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-               -D_GNU_SOURCE -DDRUN_VERSION='"$(VERSION)"' -DDRUN_FUZZ -Igrammar -Icompiler -Iruntime \
+               -D_GNU_SOURCE -DDRUN_VERSION='"$(VERSION)"' -DDRUN_FUZZ -Igrammar $(COMPILER_INC) -Iruntime \
                -I$(B)/gen $(PKG_CFLAGS)
 # Harnesses are built from source (not from the gcc objects) so that the whole
 # library is instrumented for coverage; every harness links every library file.
