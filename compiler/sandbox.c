@@ -54,6 +54,7 @@ struct sbx_residue {
     int lock_fd;       /* shared lock on the workspace while the run lasts, or -1 */
     char *pending;     /* the workspace's list of placeholders left for the last run out */
     char *pool;        /* the placeholder pool (below), or NULL */
+    buf_t status;      /* what bwrap's status report said so far (sandbox_pid1) */
 };
 
 /* bwrap refuses more arguments than this (its MAX_ARGS), all of --args included. */
@@ -934,31 +935,51 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x, pid_t *pid, sbx_resid
     return 0;
 }
 
+/* Reads what bwrap's status pipe holds now, without waiting; block: read to
+ * its end (bwrap is gone) and close it. */
+static void read_status(sbx_residue_t *r, bool to_end)
+{
+    if (!r || r->status_fd < 0) return;
+    int fl = fcntl(r->status_fd, F_GETFL);
+    if (fl >= 0 && !(fl & O_NONBLOCK)) fcntl(r->status_fd, F_SETFL, fl | O_NONBLOCK);
+    char chunk[512];
+    ssize_t n;
+    while ((n = read(r->status_fd, chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
+        if (n > 0) buf_add(&r->status, chunk, (size_t)n);
+    if (to_end || n == 0) {
+        close(r->status_fd);
+        r->status_fd = -1;
+    }
+}
+
+/* bwrap writes {"child-pid": N} once the command runs: N, or 0. */
+static pid_t status_child_pid(buf_t *b)
+{
+    const char *cp = b->len ? strstr(buf_cstr(b), "\"child-pid\"") : NULL;
+    if (!cp) return 0;
+    cp += strlen("\"child-pid\"");
+    while (*cp == ' ' || *cp == ':') cp++;
+    long v = strtol(cp, NULL, 10);
+    return v > 0 && v <= INT_MAX ? (pid_t)v : 0;
+}
+
+pid_t sandbox_pid1(sbx_residue_t *r)
+{
+    if (!r) return 0;
+    pid_t p = status_child_pid(&r->status);
+    if (p) return p;
+    read_status(r, false);
+    return status_child_pid(&r->status);
+}
+
 void sandbox_status(sbx_residue_t *r, int wait_status, sbx_status_t *st)
 {
     memset(st, 0, sizeof *st);
     /* bwrap writes {"child-pid": N} once the command runs, and
      * {"exit-code": N} when it ends; no child-pid means setup failed. */
-    buf_t b = BUF_INIT;
-    char chunk[512];
-    ssize_t n;
-    if (r && r->status_fd >= 0) {
-        int fl = fcntl(r->status_fd, F_GETFL);
-        fcntl(r->status_fd, F_SETFL, fl | O_NONBLOCK);
-        while ((n = read(r->status_fd, chunk, sizeof chunk)) > 0 || (n < 0 && errno == EINTR))
-            if (n > 0) buf_add(&b, chunk, (size_t)n);
-        close(r->status_fd);
-        r->status_fd = -1;
-    }
-    const char *cp = strstr(buf_cstr(&b), "\"child-pid\"");
-    bool started = cp != NULL;
-    if (cp) {
-        cp += strlen("\"child-pid\"");
-        while (*cp == ' ' || *cp == ':') cp++;
-        long v = strtol(cp, NULL, 10);
-        st->sandbox_pid = v > 0 && v <= INT_MAX ? (pid_t)v : 0;
-    }
-    buf_free(&b);
+    read_status(r, true);
+    bool started = r && r->status.len && strstr(buf_cstr(&r->status), "\"child-pid\"");
+    st->sandbox_pid = r ? status_child_pid(&r->status) : 0;
     if (WIFSIGNALED(wait_status)) {
         st->term_signal = WTERMSIG(wait_status);
         st->exit_code = 128 + st->term_signal;
@@ -1061,5 +1082,6 @@ void sandbox_cleanup(sbx_residue_t *r)
     vec_free(&r->paths);
     free(r->pending);
     free(r->pool);
+    buf_free(&r->status);
     free(r);
 }

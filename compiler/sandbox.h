@@ -84,6 +84,13 @@ typedef struct sbx_status {
     pid_t sandbox_pid; /* the sandbox's pid 1 (bwrap's "child-pid"), or 0 */
 } sbx_status_t;
 
+/* The sandbox's pid 1 (bwrap's "child-pid") once bwrap has reported it, or
+ * 0: a non-blocking read of bwrap's status report so far, kept for
+ * sandbox_status. For killing the whole sandbox (cancel, timeout) along with
+ * the process group. Not thread-safe against sandbox_status on the same
+ * residue. */
+pid_t sandbox_pid1(sbx_residue_t *residue);
+
 /* After waitpid() of the pid sandbox_spawn returned: decodes wait_status with
  * bwrap's status report (was the command started at all?). Removes nothing:
  * call sandbox_cleanup when convenient. */
