@@ -307,8 +307,10 @@ void jr_parse(const char *text, size_t len, jr_msg_t *m)
     m->kind = has_id ? JR_REQUEST : JR_NOTIFICATION;
     const cJSON *params = cJSON_GetObjectItemCaseSensitive(m->root, "params");
     if (params && !cJSON_IsObject(params)) {
-        /* MCP params are always objects (by-name). */
-        invalid(m, JR_INVALID_PARAMS, "Invalid params: \"params\" must be an object");
+        /* MCP params are always objects (by-name). The envelope is sound, so
+         * this is an error of the request (answered -32602 by the dispatcher,
+         * HTTP 200), not an unusable message; a notification is ignored. */
+        m->bad_params = true;
         return;
     }
     m->params = params;

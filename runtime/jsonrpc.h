@@ -35,6 +35,7 @@ typedef struct jr_msg {
     cJSON *root;          /* the parsed message, owned; NULL on a parse error */
     const char *method;   /* borrowed from root (requests, notifications) */
     const cJSON *params;  /* borrowed; an object or NULL */
+    bool bad_params;      /* params was there but not an object: a request gets -32602 */
     char *id;             /* exact JSON text of the id, owned; NULL when absent */
     char *id_key;         /* the id as a lookup key ("s:" string / "n:" number text) */
     bool has_nul;         /* some string held \u0000, which cJSON cannot keep */

@@ -2,7 +2,7 @@
  *
  *   drun-mcp [--config FILE | --artifacts DIR] [--stdio | --listen ADDR:PORT]
  *            [--state-dir DIR] [--token-file FILE] [--max-message BYTES]
- *            [--log-level error|warn|info|debug]
+ *            [--limit NAME=VALUE]... [--log-level error|warn|info|debug]
  *
  * Options are parsed through one table into an args struct (no global
  * option state); --help is printed from the same table.
@@ -38,6 +38,8 @@ typedef struct args {
     const char *token_file; /* --token-file FILE */
     const char *max_msg;    /* --max-message BYTES */
     const char *log_level;  /* --log-level LEVEL */
+    const char *limits[16]; /* --limit NAME=VALUE, in order (repeatable) */
+    size_t nlimits;
     bool stdio;             /* --stdio */
     bool help, version;
 } args_t;
@@ -56,12 +58,14 @@ static const opt_t options[] = {
     {"artifacts", "DIR", OPT(artifacts), "serve precompiled artifacts (drun-policy compile -o)"},
     {"stdio", NULL, OPT(stdio), "MCP over stdin/stdout (the default)"},
     {"listen", "ADDR:PORT", OPT(listen), "MCP Streamable HTTP at http://ADDR:PORT/mcp "
-                                         "(PORT alone: 127.0.0.1; port 0: any free port)"},
+                                         "(port 0: any free port)"},
     {"state-dir", "DIR", OPT(state_dir), "where sessions live (default: $XDG_STATE_HOME/drun)"},
-    {"token-file", "FILE", OPT(token_file), "HTTP: require Authorization: Bearer <the "
-                                            "file's first line>"},
+    {"token-file", "FILE", OPT(token_file), "HTTP: Bearer tokens, one a line, each a "
+                                            "principal of its own"},
     {"max-message", "BYTES", OPT(max_msg), "largest message: stdio line or HTTP body "
                                            "(default 67108864)"},
+    {"limit", "NAME=VALUE", OPT(limits), "an HTTP limit (repeatable; names, defaults: "
+                                         "drun-mcp(1))"},
     {"log-level", "LEVEL", OPT(log_level), "error, warn (default), info or debug; to stderr"},
     {"help", NULL, OPT(help), "show this help"},
     {"version", NULL, OPT(version), "show the version"},
@@ -131,6 +135,14 @@ static bool parse_args(int argc, char **argv, args_t *a)
             fprintf(stderr, "drun-mcp: --%s needs %s\n", o->name, o->metavar);
             return false;
         }
+        if (o->off == OPT(limits)) {
+            if (a->nlimits == sizeof a->limits / sizeof *a->limits) {
+                fprintf(stderr, "drun-mcp: too many --limit options\n");
+                return false;
+            }
+            a->limits[a->nlimits++] = val;
+            continue;
+        }
         *(const char **)((char *)a + o->off) = val;
     }
     if (a->config && a->artifacts) {
@@ -141,8 +153,9 @@ static bool parse_args(int argc, char **argv, args_t *a)
         fprintf(stderr, "drun-mcp: --stdio and --listen exclude each other\n");
         return false;
     }
-    if (a->token_file && !a->listen) {
-        fprintf(stderr, "drun-mcp: --token-file applies to --listen only\n");
+    if ((a->token_file || a->nlimits) && !a->listen) {
+        fprintf(stderr, "drun-mcp: --%s applies to --listen only\n",
+                a->token_file ? "token-file" : "limit");
         return false;
     }
     return true;
@@ -262,28 +275,119 @@ static char *prepare_state_dir(const char *dir)
     return xstrdup(real);
 }
 
-static char *read_token(const char *file)
+typedef VEC(char *) tokens_t;
+
+static void free_tokens(tokens_t *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->v[i]);
+    vec_free(t);
+}
+
+/* The bearer tokens of --token-file: one a line (blank lines and lines
+ * starting with # skipped), each at least 16 characters. Token i is
+ * principal i: its clients never see another principal's sessions. */
+static bool read_tokens(const char *file, tokens_t *out)
 {
     FILE *f = fopen(file, "re");
     if (!f) {
         fprintf(stderr, "drun-mcp: --token-file %s: %s\n", file, strerror(errno));
-        return NULL;
+        return false;
     }
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
         log_warn("token file %s is readable by other users: chmod 600 it", file);
     char line[4096];
-    char *tok = NULL;
-    if (fgets(line, sizeof line, f)) {
+    bool ok = true;
+    for (unsigned n = 1; ok && fgets(line, sizeof line, f); n++) {
         line[strcspn(line, "\r\n")] = '\0';
-        if (strlen(line) >= 16)
-            tok = xstrdup(line);
+        if (!line[0] || line[0] == '#')
+            continue;
+        if (strlen(line) < 16) {
+            fprintf(stderr, "drun-mcp: --token-file %s:%u: a token must have at least 16 "
+                            "characters\n", file, n);
+            ok = false;
+        } else {
+            vec_push(out, xstrdup(line));
+        }
     }
     fclose(f);
-    if (!tok)
-        fprintf(stderr, "drun-mcp: --token-file %s: the first line must hold a token of at "
-                        "least 16 characters\n", file);
-    return tok;
+    if (ok && !out->n) {
+        fprintf(stderr, "drun-mcp: --token-file %s: no token in it (one a line, at least 16 "
+                        "characters)\n", file);
+        ok = false;
+    }
+    return ok;
+}
+
+/* One --limit NAME=VALUE into h; false (with a message) when unknown or out of range. */
+static bool set_limit(http_opts_t *h, const char *spec)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+        unsigned long long min, max;
+        bool bytes; /* size_t, else unsigned */
+    } lim[] = {
+        {"request-timeout", offsetof(http_opts_t, request_timeout), 1, 3600, false},
+        {"max-connections", offsetof(http_opts_t, max_conns), 2, 4096, false},
+        {"max-connections-per-peer", offsetof(http_opts_t, max_conns_per_peer), 1, 4095, false},
+        {"max-clients", offsetof(http_opts_t, max_clients), 1, 65536, false},
+        {"client-idle", offsetof(http_opts_t, client_idle), 1, 7 * 86400, false},
+        {"max-body-total", offsetof(http_opts_t, max_body_total), 1024, 1ull << 40, true},
+    };
+    const char *eq = strchr(spec, '=');
+    for (size_t i = 0; eq && i < sizeof lim / sizeof *lim; i++) {
+        if (strlen(lim[i].name) != (size_t)(eq - spec) || strncmp(spec, lim[i].name, (size_t)(eq - spec)))
+            continue;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(eq + 1, &end, 10);
+        if (!eq[1] || *end || errno || eq[1] == '-' || v < lim[i].min || v > lim[i].max) {
+            fprintf(stderr, "drun-mcp: --limit %s takes a whole number from %llu to %llu\n",
+                    lim[i].name, lim[i].min, lim[i].max);
+            return false;
+        }
+        if (lim[i].bytes)
+            *(size_t *)((char *)h + lim[i].off) = (size_t)v;
+        else
+            *(unsigned *)((char *)h + lim[i].off) = (unsigned)v;
+        return true;
+    }
+    fprintf(stderr, "drun-mcp: --limit %s: expected NAME=VALUE with NAME one of request-timeout, "
+                    "max-connections, max-connections-per-peer, max-clients, client-idle, "
+                    "max-body-total\n", spec);
+    return false;
+}
+
+/* The HTTP options: defaults (transport.h), then each --limit. */
+static bool http_options(const args_t *a, size_t max_msg, http_opts_t *h)
+{
+    *h = (http_opts_t){
+        .listen = a->listen,
+        .max_body = max_msg,
+        .max_body_total = 2 * max_msg,
+        .request_timeout = HTTP_REQUEST_TIMEOUT,
+        .max_conns = HTTP_MAX_CONNS,
+        .max_conns_per_peer = HTTP_MAX_CONNS_PER_PEER,
+        .max_clients = HTTP_MAX_CLIENTS,
+        .client_idle = HTTP_CLIENT_IDLE,
+    };
+    for (size_t i = 0; i < a->nlimits; i++)
+        if (!set_limit(h, a->limits[i]))
+            return false;
+    if (h->max_conns_per_peer >= h->max_conns) {
+        /* One peer must never be able to take every slot. */
+        fprintf(stderr, "drun-mcp: --limit max-connections-per-peer (%u) must be below "
+                        "max-connections (%u)\n", h->max_conns_per_peer, h->max_conns);
+        return false;
+    }
+    if (h->max_body_total < h->max_body) {
+        fprintf(stderr, "drun-mcp: --limit max-body-total (%zu) must be at least --max-message "
+                        "(%zu)\n", h->max_body_total, h->max_body);
+        return false;
+    }
+    return true;
 }
 
 int main(int argc, char **argv)
@@ -319,9 +423,14 @@ int main(int argc, char **argv)
         }
         max_msg = (size_t)v;
     }
-    char *token = NULL;
-    if (a.token_file && !(token = read_token(a.token_file)))
+    tokens_t tokens = {0};
+    http_opts_t h;
+    if (a.listen && !http_options(&a, max_msg, &h))
         return EXIT_USAGE;
+    if (a.token_file && !read_tokens(a.token_file, &tokens)) {
+        free_tokens(&tokens);
+        return EXIT_USAGE;
+    }
     char *dflt = a.state_dir ? NULL : default_state_dir();
     if (!a.state_dir && !dflt) {
         fprintf(stderr, "drun-mcp: no HOME to put the state dir in: pass --state-dir DIR\n");
@@ -330,7 +439,7 @@ int main(int argc, char **argv)
     char *state = prepare_state_dir(a.state_dir ? a.state_dir : dflt);
     free(dflt);
     if (!state || !install_signals()) {
-        free(token);
+        free_tokens(&tokens);
         return EXIT_USAGE;
     }
 
@@ -346,7 +455,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "drun-mcp: %s\n", err);
         free(err);
         free(state);
-        free(token);
+        free_tokens(&tokens);
         return EXIT_USAGE;
     }
     bool healthy;
@@ -356,7 +465,8 @@ int main(int argc, char **argv)
 
     int rc;
     if (a.listen) {
-        http_opts_t h = {.listen = a.listen, .token = token, .max_body = max_msg};
+        h.tokens = (const char *const *)tokens.v;
+        h.ntokens = tokens.n;
         rc = http_run(srv, &h, sig_pipe[0]);
     } else {
         rc = stdio_run(srv, STDIN_FILENO, STDOUT_FILENO, sig_pipe[0], max_msg);
@@ -364,6 +474,6 @@ int main(int argc, char **argv)
     mcp_server_free(srv);
     log_info("stopped");
     free(state);
-    free(token);
+    free_tokens(&tokens);
     return rc == 2 ? EXIT_USAGE : EXIT_OK;
 }

@@ -37,6 +37,7 @@ struct mcp_conn {
     int state;             /* CONN_NEW until initialize, OPEN after, READY after initialized */
     char version[16];      /* negotiated revision */
     mcp_req_t *inflight;   /* tools/call requests running now */
+    session_owner_t who;   /* the principal and client id every call runs as */
 };
 
 /* ---- server ----------------------------------------------------------------------------- */
@@ -148,9 +149,12 @@ mcp_conn_t *mcp_conn_new(mcp_server_t *s)
 {
     mcp_conn_t *c = xcalloc(1, sizeof *c);
     c->srv = s;
+    c->who.client = atomic_fetch_add(&s->clients, 1) + 1;
     pthread_mutex_init(&c->mu, NULL);
     return c;
 }
+
+void mcp_conn_set_principal(mcp_conn_t *c, unsigned principal) { c->who.principal = principal; }
 
 static void cancel_req(mcp_req_t *r)
 {
@@ -311,6 +315,7 @@ static void do_tools_call(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mc
     }
     mcp_req_t r = {
         .id_key = m->id_key,
+        .who = c->who,
         .wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
         .progress_token = m->progress_token,
         .sink = sink,
@@ -336,6 +341,11 @@ static void do_tools_call(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mc
 static void request(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mcp_reply_t *out)
 {
     const char *meth = m->method;
+    if (m->bad_params) {
+        out->text = jr_error(m->id, JR_INVALID_PARAMS, "Invalid params: \"params\" must be an object",
+                             NULL);
+        return;
+    }
     if (!strcmp(meth, "initialize")) {
         do_initialize(c, m, out);
         return;
@@ -378,6 +388,8 @@ static void request(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mcp_repl
 
 static void notification(mcp_conn_t *c, jr_msg_t *m)
 {
+    if (m->bad_params)
+        return; /* never answered, and nothing to act on */
     if (!strcmp(m->method, "notifications/initialized")) {
         pthread_mutex_lock(&c->mu);
         if (c->state == CONN_OPEN)

@@ -48,8 +48,13 @@ void mcp_server_free(mcp_server_t *s);
  * frees); *healthy is false when the config does not compile. */
 char *mcp_server_describe(mcp_server_t *s, bool *healthy);
 
-/* A client connection (stdio: the one peer; HTTP: one Mcp-Session-Id). */
+/* A client connection (stdio: the one peer; HTTP: one Mcp-Session-Id). Each
+ * is a client of its own: the sandbox sessions it creates are its own
+ * (session_list shows it those only). */
 mcp_conn_t *mcp_conn_new(mcp_server_t *s);
+/* The principal the connection acts for (HTTP: the index of its bearer
+ * token; 0 by default). Set before its first dispatch. */
+void mcp_conn_set_principal(mcp_conn_t *c, unsigned principal);
 /* Cancels what the connection still runs and frees it once no dispatch is
  * using it (the caller guarantees no new dispatch starts). */
 void mcp_conn_free(mcp_conn_t *c);
@@ -72,7 +77,8 @@ typedef struct mcp_reply {
     char *text;      /* the response (caller frees), NULL when none is due */
     bool cancelled;  /* the client cancelled it: MCP says send nothing (stdio) */
     bool initialize; /* it answered a successful initialize (HTTP issues a session) */
-    bool bad;        /* the message itself was unusable (HTTP answers 400) */
+    bool bad;        /* the message itself was unusable: -32700, or -32600 for its
+                        envelope (HTTP answers 400; every other error comes with 200) */
 } mcp_reply_t;
 
 /* Handles one parsed message. sink may be NULL (no progress possible). */

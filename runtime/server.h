@@ -26,6 +26,7 @@ struct mcp_server {
     const char *shell;         /* "/bin/bash" when the host has it, else "/bin/sh" */
     int64_t started_ms;        /* wall clock */
     atomic_ullong tool_calls;  /* tools/call handled */
+    atomic_ullong clients;     /* MCP clients so far: the next one's session_owner_t.client */
     /* the idle reaper */
     pthread_t reaper;
     bool reaper_running;
@@ -37,6 +38,7 @@ struct mcp_server {
 /* One in-flight tools/call: what cancellation and progress need. */
 typedef struct mcp_req {
     char *id_key;              /* jr_msg_t.id_key, owned */
+    session_owner_t who;       /* the caller: its principal and MCP client (sessions.h) */
     atomic_bool cancelled;     /* set by notifications/cancelled or connection end */
     int wake_fd;               /* eventfd, written on cancel (wakes exec's poll) */
     char *progress_token;      /* raw JSON of _meta.progressToken, or NULL */

@@ -231,10 +231,12 @@ fail:
     return false;
 }
 
-session_t *sessions_create(sessions_t *t, int64_t max_sessions, const char *label, char **err)
+session_t *sessions_create(sessions_t *t, const session_owner_t *owner, int64_t max_sessions,
+                           const char *label, char **err)
 {
     session_t *s = xcalloc(1, sizeof *s);
     random_id(s->id);
+    s->owner = *owner;
     s->label = xstrdup(label ? label : "");
     s->lock_fd = s->ws_fd = -1;
     s->table = t;
@@ -277,21 +279,24 @@ static bool id_equal(const char *a, const char *b)
     return d == 0;
 }
 
-static session_t *find_locked(sessions_t *t, const char *id)
+/* Another principal's session is not found: across tokens an ID is no
+ * capability (SPEC §12). */
+static session_t *find_locked(sessions_t *t, const char *id, unsigned principal)
 {
     if (strlen(id) != SESSION_ID_LEN)
         return NULL;
     for (size_t i = 0; i < t->list.n; i++)
-        if (id_equal(t->list.v[i]->id, id))
+        if (id_equal(t->list.v[i]->id, id) && t->list.v[i]->owner.principal == principal)
             return t->list.v[i];
     return NULL;
 }
 
-session_t *sessions_get(sessions_t *t, const char *id, int64_t idle_ms, char **err)
+session_t *sessions_get(sessions_t *t, const char *id, unsigned principal, int64_t idle_ms,
+                        char **err)
 {
     int64_t now = rt_now_ms();
     pthread_mutex_lock(&t->mu);
-    session_t *s = find_locked(t, id);
+    session_t *s = find_locked(t, id, principal);
     if (!s) {
         pthread_mutex_unlock(&t->mu);
         *err = xasprintf("no session \"%s\": it was closed, it expired, or the ID is wrong; "
@@ -325,10 +330,10 @@ void session_put(session_t *s)
         destroy(s);
 }
 
-bool sessions_close(sessions_t *t, const char *id, char **err)
+bool sessions_close(sessions_t *t, const char *id, unsigned principal, char **err)
 {
     pthread_mutex_lock(&t->mu);
-    session_t *s = find_locked(t, id);
+    session_t *s = find_locked(t, id, principal);
     if (!s) {
         pthread_mutex_unlock(&t->mu);
         *err = xasprintf("no session \"%s\": it was closed already, it expired, or the ID is "
@@ -368,14 +373,17 @@ size_t sessions_reap(sessions_t *t, int64_t idle_ms)
     return n;
 }
 
-size_t sessions_list(sessions_t *t, session_info_t **out)
+size_t sessions_list(sessions_t *t, const session_owner_t *who, session_info_t **out)
 {
     int64_t now = rt_now_ms();
     pthread_mutex_lock(&t->mu);
-    size_t n = t->list.n;
-    session_info_t *v = xcalloc(n ? n : 1, sizeof *v);
-    for (size_t i = 0; i < n; i++) {
-        session_t *s = t->list.v[i];
+    session_info_t *v = xcalloc(t->list.n ? t->list.n : 1, sizeof *v);
+    size_t n = 0;
+    for (size_t k = 0; k < t->list.n; k++) {
+        session_t *s = t->list.v[k];
+        if (who && (s->owner.principal != who->principal || s->owner.client != who->client))
+            continue;
+        size_t i = n++;
         memcpy(v[i].id, s->id, sizeof v[i].id);
         v[i].label = xstrdup(s->label);
         v[i].workspace = xstrdup(s->workspace);

@@ -22,12 +22,21 @@
 #define SESSION_ID_LEN 32 /* 128 random bits, lower-case hex */
 #define SESSION_LABEL_MAX 64
 
+/* Who made a session (SPEC §12 "who sees what"): session_list shows a client
+ * its own; an ID is a capability within one principal and worthless to the
+ * others (they get "no such session"). */
+typedef struct session_owner {
+    unsigned principal;       /* bearer token index (0: no tokens, or stdio) */
+    uint64_t client;          /* one MCP client: a stdio connection or an Mcp-Session-Id */
+} session_owner_t;
+
 typedef struct session {
     char id[SESSION_ID_LEN + 1];
     char *label;              /* as given at creation ("" if none), owned */
     char *workspace, *scratch;/* absolute host paths, owned */
     int ws_fd;                /* O_DIRECTORY fd of the workspace: root of every file tool */
     int64_t created_ms;       /* wall clock, ms since the epoch */
+    session_owner_t owner;    /* set at creation, never changed */
     _Atomic int64_t last_used;/* monotonic ms of the last call that touched it */
     atomic_bool closing;      /* set by close/reap/shutdown: running commands stop */
     atomic_int running;       /* commands running now */
@@ -49,21 +58,27 @@ sessions_t *sessions_new(const char *state_dir, char **err);
  * still referenced are flagged closing and left for their last put. */
 void sessions_free(sessions_t *t);
 
-/* Creates a session when fewer than max_sessions are open. Returns it with
- * one reference (session_put when done), or NULL with *err — a sentence for
- * the model — when the limit is reached or the directories cannot be made. */
-session_t *sessions_create(sessions_t *t, int64_t max_sessions, const char *label, char **err);
+/* Creates a session owned by *owner when fewer than max_sessions are open.
+ * Returns it with one reference (session_put when done), or NULL with *err —
+ * a sentence for the model — when the limit is reached or the directories
+ * cannot be made. */
+session_t *sessions_create(sessions_t *t, const session_owner_t *owner, int64_t max_sessions,
+                           const char *label, char **err);
 
-/* Looks id up and takes a reference, refreshing its idle clock. A session
- * idle for longer than idle_ms (> 0) is expired on the spot. NULL with *err. */
-session_t *sessions_get(sessions_t *t, const char *id, int64_t idle_ms, char **err);
+/* Looks id up among the sessions of principal and takes a reference,
+ * refreshing its idle clock; another principal's session is "no such
+ * session", exactly as an unknown ID. A session idle for longer than idle_ms
+ * (> 0) is expired on the spot. NULL with *err. */
+session_t *sessions_get(sessions_t *t, const char *id, unsigned principal, int64_t idle_ms,
+                        char **err);
 
 /* Drops a reference taken by sessions_create/sessions_get. */
 void session_put(session_t *s);
 
-/* Closes id: unlisted now, commands killed, directories removed when the
- * last reference goes. false with *err when there is no such session. */
-bool sessions_close(sessions_t *t, const char *id, char **err);
+/* Closes id (a session of principal): unlisted now, commands killed,
+ * directories removed when the last reference goes. false with *err when
+ * there is no such session. */
+bool sessions_close(sessions_t *t, const char *id, unsigned principal, char **err);
 
 /* Closes sessions with no call in progress that were idle longer than
  * idle_ms. Returns how many. */
@@ -78,8 +93,9 @@ typedef struct session_info {
     int running;
 } session_info_t;
 
-/* A copy of the open sessions, oldest first. Free with sessions_info_free. */
-size_t sessions_list(sessions_t *t, session_info_t **out);
+/* A copy of the open sessions owned by *who (principal and client), oldest
+ * first; who NULL: all of them. Free with sessions_info_free. */
+size_t sessions_list(sessions_t *t, const session_owner_t *who, session_info_t **out);
 void sessions_info_free(session_info_t *v, size_t n);
 
 size_t sessions_count(sessions_t *t);

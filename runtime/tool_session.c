@@ -25,8 +25,9 @@ static void add_limits(tool_call_t *tc, cJSON *obj)
 static void run_create(tool_call_t *tc, const cJSON *args)
 {
     char *err = NULL;
-    session_t *s = sessions_create(tc->srv->sessions, tc_setting(tc, S_MAX_SESSIONS),
-                                   tc_arg_str(args, "label", ""), &err);
+    session_t *s = sessions_create(tc->srv->sessions, &tc->req->who,
+                                   tc_setting(tc, S_MAX_SESSIONS), tc_arg_str(args, "label", ""),
+                                   &err);
     if (!s) {
         tc_fail(tc, "%s", err);
         free(err);
@@ -83,9 +84,11 @@ static void run_list(tool_call_t *tc, const cJSON *args)
 {
     (void)args;
     session_info_t *v;
-    size_t n = sessions_list(tc->srv->sessions, &v);
+    /* The caller's own sessions only: an ID handed over still works, but
+     * nobody learns another client's IDs from this list (SPEC §12). */
+    size_t n = sessions_list(tc->srv->sessions, &tc->req->who, &v);
     cJSON *arr = cJSON_AddArrayToObject(tc->out, "sessions");
-    buf_printf(&tc->text, "%zu open session%s", n, n == 1 ? "" : "s");
+    buf_printf(&tc->text, "%zu open session%s of this client", n, n == 1 ? "" : "s");
     if (tc->lp)
         buf_printf(&tc->text, " (max_sessions %lld)", (long long)tc_setting(tc, S_MAX_SESSIONS));
     buf_adds(&tc->text, n ? ":\n" : ".");
@@ -114,7 +117,9 @@ static void run_list(tool_call_t *tc, const cJSON *args)
 const tool_def_t tool_session_list = {
     .name = "session_list",
     .title = "List sessions",
-    .description = "Lists the open sessions with their IDs, labels, age and idle time.",
+    .description = "Lists the sessions this client created (its MCP session) with their IDs, "
+                   "labels, age and idle time. A session ID handed over by another client of "
+                   "the same principal works in every tool but is not listed here.",
     .input_schema = "{\"type\": \"object\", \"properties\": {}, \"additionalProperties\": false}",
     .output_schema =
         "{\"type\": \"object\", \"properties\": {"
@@ -135,7 +140,7 @@ static void run_close(tool_call_t *tc, const cJSON *args)
 {
     const char *id = tc_arg_str(args, "session_id", "");
     char *err = NULL;
-    if (!sessions_close(tc->srv->sessions, id, &err)) {
+    if (!sessions_close(tc->srv->sessions, id, tc->req->who.principal, &err)) {
         tc_fail(tc, "%s", err);
         free(err);
         return;

@@ -119,7 +119,9 @@ session_t *tc_session(tool_call_t *tc, const cJSON *args)
     const char *id = tc_arg_str(args, "session_id", "");
     char *err = NULL;
     int64_t idle = tc->lp ? tc_setting(tc, S_SESSION_IDLE_TIMEOUT_SECS) * 1000 : 0;
-    session_t *s = sessions_get(tc->srv->sessions, id, idle, &err);
+    /* Any client of the caller's principal may use an ID it was handed (a
+     * capability); another principal's session is not found (SPEC §12). */
+    session_t *s = sessions_get(tc->srv->sessions, id, tc->req->who.principal, idle, &err);
     if (!s) {
         tc_fail(tc, "%s", err);
         free(err);

@@ -9,16 +9,29 @@
  * (400 without, 404 when unknown); DELETE ends it; GET has no stream (405).
  *
  * Every request passes, in this order: Host and Origin (403: DNS rebinding),
- * the bearer token when one is configured (401), path (404), method (405),
- * Content-Type (415), Accept (406), body size (413).
+ * the bearer token when tokens are configured (401), path (404), method
+ * (405), Content-Type (415), Accept (406), body size (413), the server-wide
+ * budget of body bytes in flight (503).
+ *
+ * Limits that hold under abuse (SPEC §12): each connection has its own
+ * record (MHD's socket context, `hsock_t`); a watchdog thread shuts down any
+ * connection whose request has not arrived whole (headers and body) within
+ * the request deadline — libmicrohttpd's own timeout only counts idleness,
+ * which a byte every few seconds resets — and cancels the plain tools/call
+ * of a connection whose client hung up. Connections per peer address are
+ * capped below the server-wide limit; refusals before authentication close
+ * the connection. The MCP-session table evicts its least recently used idle
+ * entry rather than refuse a new client.
  *
  * Locking: `mu` guards the MCP-session table (each entry's refs and gone
- * flag) and the count of streaming workers; an entry is freed when it is
- * gone and no request holds it. Each stream has its own mutex and condition
+ * flag), the count of streaming workers and the body bytes in flight; an
+ * entry is freed when it is gone and no request holds it. `sock_mu` guards
+ * the connection records. Each stream has its own mutex and condition
  * between the worker that produces events and the MHD thread that sends them.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -38,43 +51,61 @@
 #include "transport.h"
 
 #define MCP_PATH "/mcp"
-#define HTTP_CONN_LIMIT 64
-#define MCP_SESSIONS_MAX 256
-#define MCP_SESSION_IDLE_MS (60 * 60 * 1000)
 #define SID_LEN 32
+#define WATCH_TICK_MS 200     /* the watchdog's period: deadline and hang-up latency */
+#define RESPONSE_IDLE_SECS 600 /* libmicrohttpd's idle timeout, for responses not read */
 
 typedef struct hconn {     /* one MCP session */
     char id[SID_LEN + 1];
     mcp_conn_t *mc;
+    unsigned principal;    /* the token that initialized it; only that token may use it */
     int refs;              /* requests using it (under hserver.mu) */
     bool gone;             /* deleted or expired; freed when refs reaches 0 */
     int64_t last_used;     /* monotonic ms */
 } hconn_t;
 
+typedef struct hsock {     /* one TCP connection (MHD's socket context) */
+    int fd;                /* our dup of its socket: shutdown(2) ends the connection */
+    int64_t since;         /* monotonic ms: start of the request now arriving */
+    bool receiving;        /* headers or body still arriving: the deadline runs */
+    bool killed;           /* shut down by the watchdog */
+    bool gone;             /* closed by MHD; the watchdog frees it (it may be polling fd) */
+    mcp_conn_t *mc;        /* a plain tools/call running on it: cancelled on hang-up */
+    char *key;             /* its id key (borrowed from the request) */
+    unsigned gen;          /* bumped whenever mc changes */
+    struct hsock *next;
+} hsock_t;
+
 typedef struct hserver {
     mcp_server_t *srv;
     struct MHD_Daemon *d;
-    const char *token;     /* required bearer token, or NULL */
-    size_t token_len;
-    size_t max_body;
+    const http_opts_t *o;
     unsigned port;
     bool wildcard;         /* bound to 0.0.0.0 or :: */
     char self[80];         /* "ADDR:PORT" of a specific non-loopback bind, or "" */
-    pthread_mutex_t mu;    /* guards conns and workers */
+    pthread_mutex_t mu;    /* guards conns, workers and body_bytes */
     pthread_cond_t cv;     /* signalled when workers drops */
     VEC(hconn_t *) conns;
     int workers;           /* streaming worker threads alive */
+    size_t body_bytes;     /* request body bytes in flight (charged at the headers) */
+    pthread_mutex_t sock_mu; /* guards socks */
+    hsock_t *socks;
+    pthread_t watchdog;
+    int stop_pipe[2];      /* written to stop the watchdog */
 } hserver_t;
 
 typedef struct hreq {      /* one HTTP request in progress (MHD's con_cls) */
     buf_t body;
-    bool too_large;
+    size_t charged;        /* of hserver.body_bytes, given back when the request ends */
+    bool too_large;        /* past --max-message: 413 */
+    bool over_budget;      /* past --max-body-total while arriving: 503 */
+    unsigned principal;    /* whose token it carries */
 } hreq_t;
 
 /* ---- responses ------------------------------------------------------------------------- */
 
-static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *ctype,
-                               char *body, const char *hname, const char *hvalue)
+static enum MHD_Result respond_ex(struct MHD_Connection *c, unsigned status, const char *ctype,
+                                  char *body, const char *hname, const char *hvalue, bool close)
 {
     struct MHD_Response *r =
         body ? MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE)
@@ -87,9 +118,17 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const 
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     if (hname)
         MHD_add_response_header(r, hname, hvalue);
+    if (close)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result rc = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return rc;
+}
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *ctype,
+                               char *body, const char *hname, const char *hvalue)
+{
+    return respond_ex(c, status, ctype, body, hname, hvalue, false);
 }
 
 /* An HTTP-level refusal, with a JSON-RPC error body (id null) that says why. */
@@ -99,6 +138,16 @@ static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, const c
     log_debug("http %u: %s", status, msg);
     return respond(c, status, "application/json", jr_error(NULL, -32000, msg, NULL), hname,
                    hvalue);
+}
+
+/* The same, and the connection closes after it: a peer that has not
+ * authenticated (or sent a foreign Host/Origin) keeps no slot. */
+static enum MHD_Result refuse_close(struct MHD_Connection *c, unsigned status, const char *msg,
+                                    const char *hname, const char *hvalue)
+{
+    log_debug("http %u: %s (closing)", status, msg);
+    return respond_ex(c, status, "application/json", jr_error(NULL, -32000, msg, NULL), hname,
+                      hvalue, true);
 }
 
 /* ---- request checks --------------------------------------------------------------------- */
@@ -151,17 +200,26 @@ static bool origin_ok(const hserver_t *hs, const char *origin)
     return !strncasecmp(origin, "http://", 7) && host_ok(hs, origin + 7);
 }
 
-/* Constant-time comparison: the token must not leak through timing. */
-static bool token_ok(const hserver_t *hs, const char *auth)
+/* Which token auth carries: its index in o->tokens (the principal), or -1.
+ * Every token is compared, each in constant time: neither a token nor which
+ * one matched may leak through timing. */
+static int token_principal(const hserver_t *hs, const char *auth)
 {
     if (!auth || strncasecmp(auth, "Bearer ", 7))
-        return false;
+        return -1;
     const char *got = auth + 7;
     size_t glen = strlen(got);
-    unsigned char d = glen != hs->token_len;
-    for (size_t i = 0; i < hs->token_len; i++)
-        d |= (unsigned char)(hs->token[i] ^ (i < glen ? got[i] : 0));
-    return d == 0;
+    int found = -1;
+    for (size_t t = 0; t < hs->o->ntokens; t++) {
+        const char *tok = hs->o->tokens[t];
+        size_t tlen = strlen(tok);
+        unsigned char d = glen != tlen;
+        for (size_t i = 0; i < tlen; i++)
+            d |= (unsigned char)(tok[i] ^ (i < glen ? got[i] : 0));
+        if (d == 0 && found < 0)
+            found = (int)t;
+    }
+    return found;
 }
 
 /* Does the media-type list accept type ("application/json")? */
@@ -202,13 +260,15 @@ static void hconn_free(hconn_t *h)
     free(h);
 }
 
+static int64_t client_idle_ms(const hserver_t *hs) { return (int64_t)hs->o->client_idle * 1000; }
+
 /* Unlists expired entries (mu held); frees the unused ones. */
 static void sweep_locked(hserver_t *hs)
 {
     int64_t now = rt_now_ms();
     for (size_t i = 0; i < hs->conns.n;) {
         hconn_t *h = hs->conns.v[i];
-        if (h->refs == 0 && now - h->last_used > MCP_SESSION_IDLE_MS) {
+        if (h->refs == 0 && now - h->last_used > client_idle_ms(hs)) {
             hs->conns.v[i] = hs->conns.v[--hs->conns.n];
             hconn_free(h);
         } else {
@@ -217,7 +277,34 @@ static void sweep_locked(hserver_t *hs)
     }
 }
 
-static hconn_t *hconn_get(hserver_t *hs, const char *id)
+/* Makes room for one more MCP session (mu held): expired entries go, then,
+ * while the table is full, the least recently used one with no request
+ * running — a flood of initialize calls must not lock new clients out (SPEC
+ * §12). An evicted client gets 404 and initializes again, as MCP asks.
+ * false when every entry is busy. */
+static bool make_room_locked(hserver_t *hs)
+{
+    sweep_locked(hs);
+    while (hs->conns.n >= hs->o->max_clients) {
+        size_t lru = hs->conns.n;
+        for (size_t i = 0; i < hs->conns.n; i++)
+            if (hs->conns.v[i]->refs == 0 &&
+                (lru == hs->conns.n || hs->conns.v[i]->last_used < hs->conns.v[lru]->last_used))
+                lru = i;
+        if (lru == hs->conns.n)
+            return false;
+        hconn_t *h = hs->conns.v[lru];
+        hs->conns.v[lru] = hs->conns.v[--hs->conns.n];
+        log_info("MCP session %.8s… evicted (idle %lld s): the table is full", h->id,
+                 (long long)((rt_now_ms() - h->last_used) / 1000));
+        hconn_free(h);
+    }
+    return true;
+}
+
+/* The live MCP session id of principal, with a reference; NULL when unknown,
+ * ended, expired or another principal's. */
+static hconn_t *hconn_get(hserver_t *hs, const char *id, unsigned principal)
 {
     hconn_t *found = NULL;
     pthread_mutex_lock(&hs->mu);
@@ -227,7 +314,8 @@ static hconn_t *hconn_get(hserver_t *hs, const char *id)
             unsigned char d = 0;
             for (size_t k = 0; k < SID_LEN; k++)
                 d |= (unsigned char)(h->id[k] ^ id[k]);
-            if (!d && !h->gone && rt_now_ms() - h->last_used <= MCP_SESSION_IDLE_MS) {
+            if (!d && !h->gone && h->principal == principal &&
+                rt_now_ms() - h->last_used <= client_idle_ms(hs)) {
                 found = h;
                 h->refs++;
                 h->last_used = rt_now_ms();
@@ -405,23 +493,189 @@ static enum MHD_Result stream_start(hserver_t *hs, struct MHD_Connection *c, hco
     return q;
 }
 
+/* ---- connections: the request deadline and hang-ups ----------------------------------------- */
+
+static hsock_t *sock_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return i ? i->socket_context : NULL;
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: a record per TCP connection. The socket is
+ * dup'ed so that the watchdog's shutdown(2) and poll(2) never act on a
+ * descriptor number MHD has closed and the kernel given to someone else. */
+static void notify_conn(void *cls, struct MHD_Connection *c, void **ctx,
+                        enum MHD_ConnectionNotificationCode toe)
+{
+    hserver_t *hs = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *i =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        int fd = i ? fcntl(i->connect_fd, F_DUPFD_CLOEXEC, 3) : -1;
+        if (fd < 0) {
+            log_warn("no descriptor to watch a connection with (%s): it has no deadline",
+                     strerror(errno));
+            *ctx = NULL;
+            return;
+        }
+        hsock_t *k = xcalloc(1, sizeof *k);
+        k->fd = fd;
+        k->since = rt_now_ms();
+        k->receiving = true;
+        pthread_mutex_lock(&hs->sock_mu);
+        k->next = hs->socks;
+        hs->socks = k;
+        pthread_mutex_unlock(&hs->sock_mu);
+        *ctx = k;
+    } else if (*ctx) {
+        hsock_t *k = *ctx;
+        pthread_mutex_lock(&hs->sock_mu);
+        k->gone = true; /* freed by the watchdog, which may be polling k->fd now */
+        k->mc = NULL;
+        pthread_mutex_unlock(&hs->sock_mu);
+        *ctx = NULL;
+    }
+}
+
+/* The request on c has arrived whole (receiving false) or its response is
+ * done and the next one may begin (true: the deadline starts again). */
+static void sock_receiving(hserver_t *hs, struct MHD_Connection *c, bool receiving)
+{
+    hsock_t *k = sock_of(c);
+    if (!k)
+        return;
+    pthread_mutex_lock(&hs->sock_mu);
+    k->receiving = receiving;
+    k->since = rt_now_ms();
+    pthread_mutex_unlock(&hs->sock_mu);
+}
+
+/* A plain tools/call (id key) runs on c for mc (NULL: it ended): while it
+ * runs, the client hanging up cancels it. */
+static void sock_call(hserver_t *hs, struct MHD_Connection *c, mcp_conn_t *mc, char *key)
+{
+    hsock_t *k = sock_of(c);
+    if (!k)
+        return;
+    pthread_mutex_lock(&hs->sock_mu);
+    k->mc = mc;
+    k->key = key;
+    k->gen++;
+    pthread_mutex_unlock(&hs->sock_mu);
+}
+
+/* One pass over the records (sock_mu held): frees those MHD closed, shuts
+ * down those past the deadline, and lists in pf/ref those running a call. */
+static size_t watch_pass_locked(hserver_t *hs, struct pollfd *pf, hsock_t **ref, unsigned *gen,
+                                size_t cap)
+{
+    int64_t now = rt_now_ms(), limit = (int64_t)hs->o->request_timeout * 1000;
+    size_t n = 0;
+    for (hsock_t **pp = &hs->socks; *pp;) {
+        hsock_t *k = *pp;
+        if (k->gone) {
+            *pp = k->next;
+            close(k->fd);
+            free(k);
+            continue;
+        }
+        if (k->receiving && !k->killed && now - k->since > limit) {
+            /* Headers and body must arrive within the deadline: MHD's own
+             * timeout counts idleness only, so a byte every few seconds
+             * would hold the slot for ever. */
+            log_info("closing a connection whose request did not arrive within %u s",
+                     hs->o->request_timeout);
+            if (shutdown(k->fd, SHUT_RDWR) < 0 && errno != ENOTCONN)
+                log_warn("shutdown of a late connection: %s", strerror(errno));
+            k->killed = true;
+        }
+        if (k->mc && n < cap) {
+            pf[n] = (struct pollfd){k->fd, POLLRDHUP, 0};
+            ref[n] = k;
+            gen[n] = k->gen;
+            n++;
+        }
+        pp = &k->next;
+    }
+    return n;
+}
+
+#define WATCH_MAX 1024
+
+static void *watchdog_main(void *arg)
+{
+    hserver_t *hs = arg;
+    struct pollfd *pf = xcalloc(WATCH_MAX + 1, sizeof *pf);
+    hsock_t **ref = xcalloc(WATCH_MAX, sizeof *ref);
+    unsigned *gen = xcalloc(WATCH_MAX, sizeof *gen);
+    for (;;) {
+        pthread_mutex_lock(&hs->sock_mu);
+        size_t n = watch_pass_locked(hs, pf, ref, gen, WATCH_MAX);
+        pthread_mutex_unlock(&hs->sock_mu);
+        pf[n] = (struct pollfd){hs->stop_pipe[0], POLLIN, 0};
+        int r = poll(pf, n + 1, WATCH_TICK_MS);
+        if (r < 0 && errno != EINTR) {
+            log_error("watchdog poll: %s", strerror(errno));
+            break;
+        }
+        if (r > 0 && pf[n].revents)
+            break;
+        if (r <= 0)
+            continue;
+        pthread_mutex_lock(&hs->sock_mu);
+        for (size_t i = 0; i < n; i++) {
+            /* Records are freed by this thread only, so ref[i] is alive; gen
+             * says the call polled is the one still running. */
+            hsock_t *k = ref[i];
+            if (!(pf[i].revents & (POLLRDHUP | POLLHUP | POLLERR)) || k->gone || !k->mc ||
+                k->gen != gen[i])
+                continue;
+            log_info("the client hung up: cancelling request %s", k->key + 2);
+            mcp_conn_cancel(k->mc, k->key);
+            k->mc = NULL; /* once */
+        }
+        pthread_mutex_unlock(&hs->sock_mu);
+    }
+    free(pf);
+    free(ref);
+    free(gen);
+    return NULL;
+}
+
 /* ---- methods ------------------------------------------------------------------------------- */
 
-static enum MHD_Result do_initialize(hserver_t *hs, struct MHD_Connection *c, jr_msg_t *m)
+/* A 200 or 400 with the reply, or 202 when none is due. The status rule
+ * (docs/runtime.md): 400 only when the message itself was unusable (parse
+ * error, or an envelope that is no JSON-RPC request); every response to a
+ * well-formed request, error or not, comes with 200. */
+static enum MHD_Result reply(struct MHD_Connection *c, const jr_msg_t *m, mcp_reply_t *r)
+{
+    if (r->bad)
+        return respond(c, MHD_HTTP_BAD_REQUEST, "application/json", r->text, NULL, NULL);
+    if (m->kind != JR_REQUEST || !r->text) {
+        free(r->text);
+        return respond(c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL, NULL);
+    }
+    return respond(c, MHD_HTTP_OK, "application/json", r->text, NULL, NULL);
+}
+
+static enum MHD_Result do_initialize(hserver_t *hs, struct MHD_Connection *c, jr_msg_t *m,
+                                     unsigned principal)
 {
     pthread_mutex_lock(&hs->mu);
-    sweep_locked(hs);
-    bool full = hs->conns.n >= MCP_SESSIONS_MAX;
+    bool full = !make_room_locked(hs);
     pthread_mutex_unlock(&hs->mu);
     if (full)
         return refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-                      "Too many MCP sessions: end one with DELETE /mcp", NULL, NULL);
+                      "Too many MCP sessions, every one with a request running: retry later",
+                      MHD_HTTP_HEADER_RETRY_AFTER, "1");
     mcp_conn_t *mc = mcp_conn_new(hs->srv);
+    mcp_conn_set_principal(mc, principal);
     mcp_reply_t r;
     mcp_dispatch(mc, m, NULL, &r);
     if (!r.initialize) {
         mcp_conn_free(mc);
-        return respond(c, MHD_HTTP_OK, "application/json", r.text, NULL, NULL);
+        return reply(c, m, &r);
     }
     hconn_t *h = xcalloc(1, sizeof *h);
     unsigned char rnd[SID_LEN / 2];
@@ -436,25 +690,36 @@ static enum MHD_Result do_initialize(hserver_t *hs, struct MHD_Connection *c, jr
     for (size_t i = 0; i < sizeof rnd; i++)
         snprintf(h->id + 2 * i, 3, "%02x", rnd[i]);
     h->mc = mc;
+    h->principal = principal;
     h->last_used = rt_now_ms();
     pthread_mutex_lock(&hs->mu);
+    make_room_locked(hs); /* others may have been added meanwhile: at worst one over */
     vec_push(&hs->conns, h);
     pthread_mutex_unlock(&hs->mu);
     log_info("MCP session %.8s… opened", h->id);
     return respond(c, MHD_HTTP_OK, "application/json", r.text, "Mcp-Session-Id", h->id);
 }
 
+static bool is_tools_call(const jr_msg_t *m)
+{
+    return m->kind == JR_REQUEST && !m->bad_params && !strcmp(m->method, "tools/call");
+}
+
 static enum MHD_Result do_post(hserver_t *hs, struct MHD_Connection *c, hreq_t *rq)
 {
     jr_msg_t m;
     jr_parse(rq->body.p ? rq->body.p : "", rq->body.len, &m);
+    /* The parsed message is all that is needed from here on: one copy of
+     * the body, not two, for as long as the call runs. */
+    buf_free(&rq->body);
     enum MHD_Result ret;
-    if (m.kind == JR_REQUEST && !strcmp(m.method, "initialize")) {
-        ret = do_initialize(hs, c, &m);
+    const char *sid = header(c, "Mcp-Session-Id");
+    bool init = m.kind == JR_REQUEST && !strcmp(m.method, "initialize");
+    if (init && !sid) {
+        ret = do_initialize(hs, c, &m, rq->principal);
         jr_msg_free(&m);
         return ret;
     }
-    const char *sid = header(c, "Mcp-Session-Id");
     if (m.kind == JR_INVALID && !sid) {
         ret = respond(c, MHD_HTTP_BAD_REQUEST, "application/json",
                       jr_error(m.id, m.error, m.error_msg, NULL), NULL, NULL);
@@ -467,7 +732,9 @@ static enum MHD_Result do_post(hserver_t *hs, struct MHD_Connection *c, hreq_t *
                       "Bad Request: the Mcp-Session-Id header is required; send initialize "
                       "first", NULL, NULL);
     }
-    hconn_t *hc = hconn_get(hs, sid);
+    /* From here on, initialize too goes to the session it names: the
+     * connection is initialized already, which it answers with -32600. */
+    hconn_t *hc = hconn_get(hs, sid, rq->principal);
     if (!hc) {
         jr_msg_free(&m);
         return refuse(c, MHD_HTTP_NOT_FOUND,
@@ -482,31 +749,30 @@ static enum MHD_Result do_post(hserver_t *hs, struct MHD_Connection *c, hreq_t *
                       "Bad Request: unsupported MCP-Protocol-Version (supported: 2025-11-25, "
                       "2025-06-18, 2025-03-26)", NULL, NULL);
     }
-    if (m.kind == JR_REQUEST && !strcmp(m.method, "tools/call") && m.progress_token &&
+    if (is_tools_call(&m) && m.progress_token &&
         accepts(header(c, "Accept") ? header(c, "Accept") : "*/*", "text/event-stream"))
         return stream_start(hs, c, hc, &m); /* takes m and hc */
 
+    bool watch = is_tools_call(&m) && m.id_key;
+    if (watch)
+        sock_call(hs, c, hc->mc, m.id_key); /* a hang-up now cancels it */
     mcp_reply_t r;
     mcp_dispatch(hc->mc, &m, NULL, &r);
+    if (watch)
+        sock_call(hs, c, NULL, NULL);
     hconn_put(hs, hc);
-    if (r.bad)
-        ret = respond(c, MHD_HTTP_BAD_REQUEST, "application/json", r.text, NULL, NULL);
-    else if (m.kind != JR_REQUEST || !r.text) {
-        free(r.text);
-        ret = respond(c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL, NULL);
-    } else
-        ret = respond(c, MHD_HTTP_OK, "application/json", r.text, NULL, NULL);
+    ret = reply(c, &m, &r);
     jr_msg_free(&m);
     return ret;
 }
 
-static enum MHD_Result do_delete(hserver_t *hs, struct MHD_Connection *c)
+static enum MHD_Result do_delete(hserver_t *hs, struct MHD_Connection *c, unsigned principal)
 {
     const char *sid = header(c, "Mcp-Session-Id");
     if (!sid)
         return refuse(c, MHD_HTTP_BAD_REQUEST, "Bad Request: the Mcp-Session-Id header is required",
                       NULL, NULL);
-    hconn_t *hc = hconn_get(hs, sid);
+    hconn_t *hc = hconn_get(hs, sid, principal);
     if (!hc)
         return refuse(c, MHD_HTTP_NOT_FOUND, "Not Found: unknown or expired MCP session", NULL,
                       NULL);
@@ -521,22 +787,56 @@ static enum MHD_Result do_delete(hserver_t *hs, struct MHD_Connection *c)
     return respond(c, MHD_HTTP_OK, NULL, NULL, NULL, NULL);
 }
 
-/* The checks that need only the headers (see the top of the file). */
-static enum MHD_Result precheck(hserver_t *hs, struct MHD_Connection *c, const char *url,
-                                const char *method, bool *ok)
+/* Takes n more bytes of the server-wide body budget; false when that would
+ * pass --max-body-total (the request is then refused, never buffered). */
+static bool budget_take(hserver_t *hs, hreq_t *rq, size_t n)
 {
-    *ok = false;
+    pthread_mutex_lock(&hs->mu);
+    bool ok = hs->body_bytes + n <= hs->o->max_body_total;
+    if (ok) {
+        hs->body_bytes += n;
+        rq->charged += n;
+    }
+    pthread_mutex_unlock(&hs->mu);
+    return ok;
+}
+
+static void budget_give_back(hserver_t *hs, hreq_t *rq)
+{
+    pthread_mutex_lock(&hs->mu);
+    hs->body_bytes -= rq->charged;
+    rq->charged = 0;
+    pthread_mutex_unlock(&hs->mu);
+}
+
+static enum MHD_Result refuse_busy(struct MHD_Connection *c)
+{
+    /* Closing: the body the client is still sending is not read. */
+    return refuse_close(c, MHD_HTTP_SERVICE_UNAVAILABLE,
+                        "Service Unavailable: too many request bytes in flight; retry shortly",
+                        MHD_HTTP_HEADER_RETRY_AFTER, "1");
+}
+
+/* The checks that need only the headers (see the top of the file); on
+ * success *rq is the new request's record. */
+static enum MHD_Result precheck(hserver_t *hs, struct MHD_Connection *c, const char *url,
+                                const char *method, hreq_t **rq)
+{
+    *rq = NULL;
     const char *host = header(c, MHD_HTTP_HEADER_HOST);
     const char *origin = header(c, "Origin");
     if (host && !host_ok(hs, host))
-        return refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: unexpected Host header", NULL, NULL);
+        return refuse_close(c, MHD_HTTP_FORBIDDEN, "Forbidden: unexpected Host header", NULL,
+                            NULL);
     if (origin && !origin_ok(hs, origin))
-        return refuse(c, MHD_HTTP_FORBIDDEN, "Forbidden: requests from this Origin are refused",
-                      NULL, NULL);
-    if (hs->token && !token_ok(hs, header(c, MHD_HTTP_HEADER_AUTHORIZATION)))
-        return refuse(c, MHD_HTTP_UNAUTHORIZED,
-                      "Unauthorized: send Authorization: Bearer with the server's token",
-                      MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"drun-mcp\"");
+        return refuse_close(c, MHD_HTTP_FORBIDDEN,
+                            "Forbidden: requests from this Origin are refused", NULL, NULL);
+    int principal = 0;
+    if (hs->o->ntokens &&
+        (principal = token_principal(hs, header(c, MHD_HTTP_HEADER_AUTHORIZATION))) < 0)
+        return refuse_close(c, MHD_HTTP_UNAUTHORIZED,
+                            "Unauthorized: send Authorization: Bearer with the server's token",
+                            MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"drun-mcp\"");
     if (strcmp(url, MCP_PATH))
         return refuse(c, MHD_HTTP_NOT_FOUND, "Not Found: the MCP endpoint is /mcp", NULL, NULL);
     bool post = !strcmp(method, MHD_HTTP_METHOD_POST);
@@ -545,6 +845,7 @@ static enum MHD_Result precheck(hserver_t *hs, struct MHD_Connection *c, const c
                       "Method Not Allowed: POST a message, or DELETE to end the session "
                       "(this server offers no GET stream)",
                       MHD_HTTP_HEADER_ALLOW, "POST, DELETE");
+    unsigned long long len = 0;
     if (post) {
         if (!is_json_type(header(c, MHD_HTTP_HEADER_CONTENT_TYPE)))
             return refuse(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
@@ -555,10 +856,22 @@ static enum MHD_Result precheck(hserver_t *hs, struct MHD_Connection *c, const c
                           "Not Acceptable: Accept must list application/json and "
                           "text/event-stream", NULL, NULL);
         const char *cl = header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > hs->max_body)
-            return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, "Payload Too Large", NULL, NULL);
+        len = cl ? strtoull(cl, NULL, 10) : 0;
+        if (len > hs->o->max_body)
+            return refuse_close(c, MHD_HTTP_CONTENT_TOO_LARGE, "Payload Too Large", NULL, NULL);
     }
-    *ok = true;
+    hreq_t *r = xcalloc(1, sizeof *r);
+    r->principal = (unsigned)principal;
+    /* A declared body is charged whole before a byte of it is read, and its
+     * buffer made once at its size (no doubling copies); a chunked one is
+     * charged as it comes (handler). */
+    if (len && !budget_take(hs, r, (size_t)len)) {
+        free(r);
+        return refuse_busy(c);
+    }
+    if (len)
+        buf_reserve(&r->body, (size_t)len);
+    *rq = r;
     return MHD_YES;
 }
 
@@ -570,38 +883,51 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     hserver_t *hs = cls;
     hreq_t *rq = *con_cls;
     if (!rq) {
-        bool ok;
-        enum MHD_Result r = precheck(hs, c, url, method, &ok);
-        if (!ok)
-            return r;
-        *con_cls = xcalloc(1, sizeof(hreq_t));
-        return MHD_YES;
+        enum MHD_Result r = precheck(hs, c, url, method, &rq);
+        *con_cls = rq;
+        return r;
     }
     if (*upload_size) {
-        if (rq->body.len + *upload_size > hs->max_body)
-            rq->too_large = true;
-        else
-            buf_add(&rq->body, upload, *upload_size);
+        size_t n = *upload_size;
         *upload_size = 0;
+        if (rq->too_large || rq->over_budget)
+            return MHD_YES; /* discarded: the refusal comes at the end */
+        if (rq->body.len + n > hs->o->max_body) {
+            rq->too_large = true;
+        } else if (rq->body.len + n > rq->charged && !budget_take(hs, rq, rq->body.len + n - rq->charged)) {
+            rq->over_budget = true;
+        } else {
+            buf_add(&rq->body, upload, n);
+            return MHD_YES;
+        }
+        buf_free(&rq->body);
         return MHD_YES;
     }
+    /* The request is here whole: the deadline stops while it is served. */
+    sock_receiving(hs, c, false);
     if (rq->too_large)
         return refuse(c, MHD_HTTP_CONTENT_TOO_LARGE, "Payload Too Large", NULL, NULL);
+    if (rq->over_budget)
+        return refuse_busy(c);
     if (!strcmp(method, MHD_HTTP_METHOD_DELETE))
-        return do_delete(hs, c);
+        return do_delete(hs, c, rq->principal);
     return do_post(hs, c, rq);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
                       enum MHD_RequestTerminationCode code)
 {
-    (void)cls, (void)c, (void)code;
+    (void)code;
+    hserver_t *hs = cls;
     hreq_t *rq = *con_cls;
     if (rq) {
+        budget_give_back(hs, rq);
         buf_free(&rq->body);
         free(rq);
         *con_cls = NULL;
     }
+    /* The next request on this connection starts its deadline now. */
+    sock_receiving(hs, c, true);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -666,12 +992,41 @@ static bool parse_listen(const char *spec, struct sockaddr_storage *sa, socklen_
     return true;
 }
 
+static void stop_watchdog(hserver_t *hs)
+{
+    char c = 1;
+    if (write(hs->stop_pipe[1], &c, 1) != 1)
+        log_warn("cannot stop the watchdog: %s", strerror(errno));
+    pthread_join(hs->watchdog, NULL);
+    for (hsock_t *k = hs->socks, *next; k; k = next) {
+        next = k->next;
+        close(k->fd);
+        free(k);
+    }
+    hs->socks = NULL;
+    close(hs->stop_pipe[0]);
+    close(hs->stop_pipe[1]);
+}
+
+static struct MHD_Daemon *start_daemon(hserver_t *hs, const struct sockaddr_storage *sa)
+{
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    if (sa->ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    return MHD_start_daemon(flags, (uint16_t)hs->port, NULL, NULL, handler, hs,
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, hs,
+                            MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
+                            MHD_OPTION_CONNECTION_LIMIT, hs->o->max_conns,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, hs->o->max_conns_per_peer,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)RESPONSE_IDLE_SECS,
+                            MHD_OPTION_NOTIFY_CONNECTION, notify_conn, hs,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, hs, MHD_OPTION_END);
+}
+
 int http_run(mcp_server_t *srv, const http_opts_t *o, int stop_fd)
 {
-    hserver_t hs = {.srv = srv, .token = o->token, .max_body = o->max_body};
-    hs.token_len = o->token ? strlen(o->token) : 0;
-    pthread_mutex_init(&hs.mu, NULL);
-    pthread_cond_init(&hs.cv, NULL);
+    hserver_t hs = {.srv = srv, .o = o};
     struct sockaddr_storage sa;
     socklen_t salen;
     if (!parse_listen(o->listen, &sa, &salen, &hs)) {
@@ -679,18 +1034,24 @@ int http_run(mcp_server_t *srv, const http_opts_t *o, int stop_fd)
                   o->listen);
         return 2;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
-    if (sa.ss_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
-    hs.d = MHD_start_daemon(flags, (uint16_t)hs.port, NULL, NULL, handler, &hs,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, &hs,
-                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_LIMIT,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, &hs, MHD_OPTION_END);
+    if (pipe2(hs.stop_pipe, O_CLOEXEC) < 0) {
+        log_error("pipe: %s", strerror(errno));
+        return 2;
+    }
+    pthread_mutex_init(&hs.mu, NULL);
+    pthread_cond_init(&hs.cv, NULL);
+    pthread_mutex_init(&hs.sock_mu, NULL);
+    int rc = pthread_create(&hs.watchdog, NULL, watchdog_main, &hs);
+    if (rc) {
+        log_error("cannot start the connection watchdog: %s", strerror(rc));
+        close(hs.stop_pipe[0]);
+        close(hs.stop_pipe[1]);
+        return 2;
+    }
+    hs.d = start_daemon(&hs, &sa);
     if (!hs.d) {
         log_error("cannot listen on %s: %s", o->listen, strerror(errno));
+        stop_watchdog(&hs);
         return 2;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(hs.d, MHD_DAEMON_INFO_BIND_PORT);
@@ -710,6 +1071,7 @@ int http_run(mcp_server_t *srv, const http_opts_t *o, int stop_fd)
         mcp_conn_cancel_all(hs.conns.v[i]->mc);
     pthread_mutex_unlock(&hs.mu);
     MHD_stop_daemon(hs.d);
+    stop_watchdog(&hs);
     pthread_mutex_lock(&hs.mu);
     while (hs.workers > 0)
         pthread_cond_wait(&hs.cv, &hs.mu);
@@ -719,5 +1081,6 @@ int http_run(mcp_server_t *srv, const http_opts_t *o, int stop_fd)
     pthread_mutex_unlock(&hs.mu);
     pthread_mutex_destroy(&hs.mu);
     pthread_cond_destroy(&hs.cv);
+    pthread_mutex_destroy(&hs.sock_mu);
     return 0;
 }
