@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "beneath.h"
 #include "domain.h"
 #include "fetch.h"
@@ -94,13 +95,22 @@ static void run_fetch(tool_call_t *tc, const cJSON *args)
         return;
     }
     pthread_mutex_lock(&s->write_mu);
-    char *dup, tmp[64] = "";
+    char *dup = NULL, tmp[64] = "";
     const char *parent, *name;
-    beneath_split(rel.p, &dup, &parent, &name);
-    int pfd = beneath_open_dir(s->ws_fd, parent, true), tfd = -1;
+    int pfd = -1, tfd = -1;
     struct stat st;
     uint64_t old_size = 0;
     fetch_result_t res = {0};
+    /* The policy first (access.h), before any directory is made. */
+    buf_t deny = BUF_INIT;
+    if (!access_allows(tc, s, rel.p, LVL_WRITE, &deny)) {
+        tc_fail(tc, "save_as: %s", buf_cstr(&deny));
+        buf_free(&deny);
+        goto out;
+    }
+    buf_free(&deny);
+    beneath_split(rel.p, &dup, &parent, &name);
+    pfd = beneath_open_dir(s->ws_fd, parent, true);
     if (pfd < 0) {
         tc_fail(tc, "save_as \"%s\": its directory cannot be used: %s%s", rel.p, strerror(errno),
                 errno == ELOOP ? " (a component is a symlink; symlinks are never followed)" : "");

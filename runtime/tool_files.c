@@ -2,8 +2,11 @@
  *
  * Every path goes through beneath.h: relative to the session workspace,
  * resolved from the workspace's directory fd with no symlink followed and no
- * way above it. Writes are atomic (a temp file in the target directory,
- * renamed over the target) and checked against max_workspace_mb first.
+ * way above it. Every path is first put to the policy (access.h): the tools
+ * read and write only what a command in the sandbox could, and a listing
+ * shows neither what the sandbox cannot see nor the placeholders its mounts
+ * stand on. Writes are atomic (a temp file in the target directory, renamed
+ * over the target) and checked against max_workspace_mb first.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "beneath.h"
 #include "textenc.h"
 #include "tools.h"
@@ -148,10 +152,19 @@ static void run_write(tool_call_t *tc, const cJSON *args)
         goto out;
 
     pthread_mutex_lock(&s->write_mu);
-    char *dup;
+    char *dup = NULL;
+    int pfd = -1;
+    /* Before anything is created: the parents the write would make count. */
+    buf_t why = BUF_INIT;
+    if (!access_allows(tc, s, rel.p, LVL_WRITE, &why)) {
+        tc_fail(tc, "%s", buf_cstr(&why));
+        buf_free(&why);
+        goto unlock;
+    }
+    buf_free(&why);
     const char *parent, *name;
     beneath_split(rel.p, &dup, &parent, &name);
-    int pfd = beneath_open_dir(s->ws_fd, parent, true);
+    pfd = beneath_open_dir(s->ws_fd, parent, true);
     struct stat st;
     bool exists = false;
     mode_t mode = 0644;
@@ -183,6 +196,14 @@ static void run_write(tool_call_t *tc, const cJSON *args)
         }
         mode = st.st_mode & 0777;
         old_size = (uint64_t)st.st_size;
+        /* An empty stand-in the sandbox's mounts left is not the user's file. */
+        access_t *acc = access_begin(tc, s);
+        bool placeholder = access_is_placeholder(acc, rel.p, pfd, name, &st);
+        access_end(acc);
+        if (placeholder) {
+            exists = false;
+            mode = 0644;
+        }
     }
     /* max_workspace_mb: measured now, under the session's write lock. */
     tree_usage_t u;
@@ -260,6 +281,14 @@ static void run_read(tool_call_t *tc, const cJSON *args)
     session_t *s = tc_session(tc, args);
     if (!s)
         goto out;
+    buf_t why = BUF_INIT;
+    if (!access_allows(tc, s, rel.p, LVL_READ, &why)) {
+        tc_fail(tc, "%s", buf_cstr(&why));
+        buf_free(&why);
+        session_put(s);
+        goto out;
+    }
+    buf_free(&why);
     /* O_NONBLOCK: a FIFO planted by a command must not block the server. */
     int fd = beneath_open(s->ws_fd, rel.p, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
     struct stat st = {0};
@@ -372,6 +401,7 @@ const tool_def_t tool_session_read_file = {
 
 typedef struct lister {
     tool_call_t *tc;
+    access_t *acc;
     cJSON *entries;
     size_t count, max;
     bool truncated;
@@ -414,6 +444,14 @@ static void list_dir(lister_t *l, int dirfd, const char *prefix, int depth)
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
             continue;
         char *path = *prefix ? xasprintf("%s/%s", prefix, name) : xstrdup(name);
+        /* What the sandbox cannot see is not shown, nor the empty stand-ins
+         * its mounts left (they are not the user's files). Caps reach
+         * everything below, so nothing under a hidden directory is visible. */
+        if (access_level(l->acc, path) < LVL_READ ||
+            access_is_placeholder(l->acc, path, dirfd, name, &st)) {
+            free(path);
+            continue;
+        }
         cJSON *o = cJSON_CreateObject();
         tc_json_bytes(o, "path", path, strlen(path));
         cJSON_AddStringToObject(o, "type", type_name(st.st_mode));
@@ -460,6 +498,14 @@ static void run_list_files(tool_call_t *tc, const cJSON *args)
     session_t *s = tc_session(tc, args);
     if (!s)
         goto out;
+    buf_t why = BUF_INIT;
+    if (!access_allows(tc, s, rel.p, LVL_READ, &why)) {
+        tc_fail(tc, "%s", buf_cstr(&why));
+        buf_free(&why);
+        session_put(s);
+        goto out;
+    }
+    buf_free(&why);
     int dfd = beneath_open_dir(s->ws_fd, rel.p, false);
     if (dfd < 0) {
         fail_open(tc, rel.len ? rel.p : ".", errno);
@@ -468,6 +514,7 @@ static void run_list_files(tool_call_t *tc, const cJSON *args)
     }
     lister_t l = {
         .tc = tc,
+        .acc = access_begin(tc, s),
         .max = (size_t)tc_arg_int(args, "max_entries", LIST_DEFAULT),
         .recursive = tc_arg_bool(args, "recursive", false),
     };
@@ -475,6 +522,7 @@ static void run_list_files(tool_call_t *tc, const cJSON *args)
     tc_json_bytes(tc->out, "path", rel.p, rel.len);
     l.entries = cJSON_AddArrayToObject(tc->out, "entries");
     list_dir(&l, dfd, rel.p, 0);
+    access_end(l.acc);
     close(dfd);
     cJSON_AddNumberToObject(tc->out, "count", (double)l.count);
     cJSON_AddBoolToObject(tc->out, "truncated", l.truncated);
