@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -253,8 +254,12 @@ static level_t level_at(plan_t *p, loc_t l)
 static bool is_hidden(plan_t *p, const char *key)
 {
     if (!p->hidden.n) return false;
-    FOR_KEY_AND_UP(p, key, k)
-        if (strmap_get(&p->hidden, k) >= 0) return true;
+    FOR_KEY_AND_UP(p, key, k) {
+        long h = strmap_get(&p->hidden, k);
+        /* a runtime-owned dir (2) hides all but the session's own dirs in it */
+        if (h == 2 && key[0] == '/' && roots_exempt_from_dark(p->roots, k, key)) continue;
+        if (h >= 0) return true;
+    }
     return false;
 }
 
@@ -544,6 +549,42 @@ static bool tail_blocks(plan_t *p, loc_t d, bool is_root)
     return true;
 }
 
+/* A runtime-owned path (SPEC §13), at exec time: hidden whatever the grants,
+ * as a deny_read hides (an empty read-only tmpfs, /dev/null, or a block at
+ * the first missing component, so that it cannot be created either: a new
+ * ~/.drun/config.toml would be the next run's policy). Its ancestors below
+ * its write grant root are pinned (made mount points, which cannot be
+ * renamed or removed from inside), so the sandbox cannot move the state dir
+ * away and rebuild it as links to host directories for the runtime to trust.
+ * The session's own dirs inside stay visible (is_hidden exempts them). */
+static bool darken(plan_t *p, loc_t t, const rrule_t *c)
+{
+    if (grant_level(p, t.key) == LVL_NONE) return true; /* no grant shows it: dark already */
+    if (is_hidden(p, t.key)) return true;                 /* inside another one (the config in ~/.drun) */
+    ex_t e = exists(p, t);
+    if (e == EX_MISSING) return block_missing(p, t, c);
+    if (e == EX_LINK) {
+        /* registered paths are resolved, so this is a default below home
+         * that is a link (~/.drun -> dotfiles/drun): its target is hidden
+         * where it is registered by the caller; the link itself cannot be
+         * covered by a mount, so it must not be replaceable */
+        const char *pk = parent_key(p, t.key);
+        if (pk && level_at(p, key_loc(p, pk)) == LVL_WRITE)
+            return fail(p, "'%s' is a symbolic link in a writable directory; the runtime's own paths must not be "
+                           "(a sandbox could point it elsewhere): make it a directory, or narrow the grant", t.abs);
+        return true;
+    }
+    if (!pin_ancestors(p, t, c)) return false;
+    if (e == EX_DIR) {
+        mount1(p, PH_MOUNT, t, "--tmpfs", c, "runtime-owned: hidden (an empty directory)");
+        mount1(p, PH_CAP, t, "--remount-ro", c, "runtime-owned: hidden (read-only)");
+    } else {
+        mount2(p, t, "--ro-bind", word_lit("/dev/null"), c, "runtime-owned: hidden (reads as empty)");
+    }
+    strmap_put(&p->hidden, t.key, 2);
+    return true;
+}
+
 /* The runtime's own directories (other sessions' workspaces) stay dark even
  * under a grant that covers them (allow_read = ["~"] covers the state dir):
  * an empty tmpfs, made read-only in phase 2; the session's own directories
@@ -590,6 +631,38 @@ static bool visit(walker_t *w, const char *path, ex_t e, level_t lvl, bool *desc
     return true;
 }
 
+static _Thread_local bwrap_notice_fn notice_fn;
+static _Thread_local void *notice_ctx;
+
+void bwrap_set_notice_sink(bwrap_notice_fn fn, void *ctx)
+{
+    notice_fn = fn;
+    notice_ctx = ctx;
+}
+
+static void notice(const char *msg)
+{
+    if (notice_fn) notice_fn(notice_ctx, msg);
+    else fprintf(stderr, "drun-policy: %s\n", msg);
+}
+
+/* Fail closed (SPEC §13): a directory the planner cannot list may still be
+ * traversed by name inside (mode 0311 lets anyone reach a known name), so
+ * the patterns it cannot check there would be skipped. It is hidden whole
+ * instead, an empty read-only directory, and the run says so. */
+static bool hide_unlisted(plan_t *p, const char *dir, int why)
+{
+    loc_t l = loc_abs(p, arena_strdup(p->a, dir));
+    mount1(p, PH_MOUNT, l, "--tmpfs", NULL, "cannot be listed to check the policy's patterns: hidden");
+    mount1(p, PH_CAP, l, "--remount-ro", NULL, "cannot be listed to check the policy's patterns: hidden");
+    strmap_put(&p->hidden, l.key, 1);
+    char *msg = xasprintf("'%s' cannot be listed (%s) to check the policy's patterns below it: it is hidden in "
+                          "the sandbox (an empty read-only directory)", dir, strerror(why));
+    notice(msg);
+    free(msg);
+    return true;
+}
+
 static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, bool is_root)
 {
     plan_t *p = w->p;
@@ -603,10 +676,10 @@ static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, 
     }
     if (!any) return true;
     DIR *d = opendir(dir);
-    if (!d) return true; /* unreadable to us: the sandbox cannot read it either */
+    if (!d) return errno == ENOENT ? true : hide_unlisted(p, dir, errno); /* ENOENT: gone, nothing to cap */
     VEC(char *) kids = {0};
     struct dirent *de;
-    while ((de = readdir(d))) {
+    for (errno = 0; (de = readdir(d)); errno = 0) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
         if (++p->walked > BW_WALK_MAX_ENTRIES) {
             closedir(d);
@@ -617,7 +690,13 @@ static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, 
         }
         vec_push(&kids, xstrdup(de->d_name));
     }
+    int rerr = errno;
     closedir(d);
+    if (rerr) { /* listed in part: what was not seen is not checked */
+        for (size_t i = 0; i < kids.n; i++) free(kids.v[i]);
+        vec_free(&kids);
+        return hide_unlisted(p, dir, rerr);
+    }
     bool ok = true;
     for (size_t i = 0; i < kids.n; i++) {
         if (ok) {
@@ -734,7 +813,9 @@ static bool plan_literal_caps(plan_t *p)
         const rrule_t *c = &p->r->caps.v[i];
         if (c->glob) continue;
         loc_t l = loc_rule(p, c);
-        if (!apply_cap(p, l, c)) return false;
+        bool ok = c->rule->kind != RK_RUNTIME ? apply_cap(p, l, c)
+                  : p->roots ? darken(p, l, c) : true; /* the template leaves them to the runner */
+        if (!ok) return false;
     }
     return true;
 }
@@ -780,6 +861,13 @@ static int cmp_item(const void *x, const void *y)
 
 bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
 {
+    if (!r->facts->bwrap_version || !*r->facts->bwrap_version) {
+        /* fail closed: without the version, --disable-userns would be left
+         * out silently (the compile driver says the same, located) */
+        *err = xasprintf("%s: bwrap's version is unknown, so --disable-userns cannot be decided; install bubblewrap "
+                         "or use --facts FILE", r->facts->origin);
+        return NULL;
+    }
     bwrap_t *out = xcalloc(1, sizeof *out);
     plan_t p = {0};
     p.r = r;
@@ -794,7 +882,9 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
     }
     for (size_t i = 0; i < r->caps.n; i++) {
         const rrule_t *c = &r->caps.v[i];
-        if (c->glob) continue;
+        /* runtime-owned caps are planned as hidden keys (darken), which
+         * spare the session dirs inside; a level here would not */
+        if (c->glob || c->rule->kind == RK_RUNTIME) continue;
         loc_t l = loc_rule(&p, c);
         long prev = strmap_get(&p.litcap_at, l.key);
         if (prev < 0 || (long)c->level < prev) strmap_put(&p.litcap_at, l.key, (long)c->level);

@@ -58,6 +58,15 @@ typedef struct bwrap {
 bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err);
 void bwrap_free(bwrap_t *b);
 
+/* Notices of exec-time plans: something the plan did that the person or
+ * agent running the command must hear of (a directory it could not list,
+ * hidden rather than left unchecked). Each is handed to this thread's sink,
+ * or printed on stderr as one line when the thread has none. A sink is set
+ * around one plan by the caller that reports (drun-mcp puts them in the
+ * tool result's warnings); NULL restores stderr. */
+typedef void (*bwrap_notice_fn)(void *ctx, const char *msg);
+void bwrap_set_notice_sink(bwrap_notice_fn fn, void *ctx);
+
 /* Writes bwrap.args: one argument per line, C-escaped (\\ \n \t \xHH; a '$'
  * of a literal is written \x24), placeholders as ${WORKSPACE}, ${SCRATCH},
  * ${env:NAME} and ${EMPTY_FD} (an fd of an empty file, a new one each time).

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "fsutil.h"
+#include "lattice.h"
 #include "paths.h"
 #include "sandbox.h"
 
@@ -83,6 +84,7 @@ int cmd_run(const cli_args_t *a)
     int rc = EXIT_OK;
     policy_t *p = cli_load_policy("run", a->pos[0], &rc);
     sandbox_t *s = NULL;
+    if (p) runtime_owned_add_defaults(p->path); /* dark in the sandbox: state dir, ~/.drun, this config */
     if (p) {
         diag_list_t d = {0};
         s = sandbox_new(p, NULL, &d, &err);

@@ -357,6 +357,22 @@ compiled_t *compile_policy_facts_json(const policy_t *p, const char *const facts
     return compile_with(p, &o, facts_json, diags, err);
 }
 
+/* Fail closed (SPEC §13): a protection that depends on a host fact is never
+ * dropped because the fact is unknown. --disable-userns is emitted only when
+ * the facts say bwrap has it, so an unknown bwrap would silently give a
+ * vector without it: refuse instead. True when the facts are complete. */
+static bool linux_facts_complete(const facts_t *f, diag_list_t *diags)
+{
+    if (f->bwrap_version && *f->bwrap_version) return true;
+    diag_add(diags, SEV_ERROR, NULL, NULL, (span_t){0, 0},
+             "%s: bwrap's version is unknown (no bwrap on PATH, or it did not answer --version and --help), so "
+             "whether the sandbox can be kept from making user namespaces (--disable-userns) is unknown; install "
+             "bubblewrap on the host that compiles, or compile with --facts FILE written by `drun-policy facts` "
+             "on the host that runs the sandbox",
+             f->origin);
+    return false;
+}
+
 static compiled_t *compile_with(const policy_t *p, const compile_opts_t *o, const char *const *json, diag_list_t *diags,
                                 char **err)
 {
@@ -369,6 +385,7 @@ static compiled_t *compile_with(const policy_t *p, const compile_opts_t *o, cons
     }
     if (o->linux_target) {
         if (!(c->facts[TARGET_LINUX] = facts_of(p, TARGET_LINUX, o, json, err))) goto fail;
+        if (!linux_facts_complete(c->facts[TARGET_LINUX], diags)) goto fail;
         c->res[TARGET_LINUX] = policy_resolve(p, c->facts[TARGET_LINUX]);
         if (!(c->bwrap = bwrap_plan(c->res[TARGET_LINUX], NULL, err))) goto fail;
         bwrap_render(c->bwrap, &c->bwrap_args);

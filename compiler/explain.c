@@ -342,6 +342,14 @@ static const rrule_t *rule_in_session(const explain_t *e, target_t t, const tans
     return NULL;
 }
 
+/* A runtime-owned cap among those that decided v (SPEC §13). */
+static bool runtime_owned_cap(const verdict_t *v)
+{
+    for (unsigned i = 0; i < v->ncaps; i++)
+        if (v->caps[i]->rule->kind == RK_RUNTIME) return true;
+    return false;
+}
+
 static void classify(explain_t *e, tanswer_t *a, target_t t)
 {
     level_t lat = a->why.level;
@@ -361,6 +369,13 @@ static void classify(explain_t *e, tanswer_t *a, target_t t)
                          "facts file to see it";
             a->documented = true;
         }
+        return;
+    }
+    if (t == TARGET_LINUX && a->enforced > lat && !e->bw_exec && runtime_owned_cap(&a->why)) {
+        a->differs = "runtime-owned (the runtime's own state, config or tokens): the runner hides it at every run "
+                     "whatever the grants, but the bwrap.args template leaves it out (the set belongs to the process "
+                     "that runs the sandbox); ask without a Linux facts file to see the exec-time plan";
+        a->documented = true;
         return;
     }
     if (t == TARGET_LINUX && a->enforced > lat && missing_deny(e, &a->why, &e->a)) {
@@ -932,8 +947,12 @@ static void overview_grants(explain_t *e, buf_t *out, level_t want, const char *
             const rrule_t *c = &r->caps.v[i];
             if (c->level != LVL_NONE) continue;
             buf_t from = BUF_INIT;
-            buf_printf(&from, "%s (glob), %s", rule_kind_key(c->rule->kind), at(e, c->rule->span, c->rule->src != NULL));
-            item(out, c->rule->written, buf_cstr(&from));
+            if (c->rule->kind == RK_RUNTIME) /* SPEC §13: the runner hides it at every run (Linux) */
+                buf_printf(&from, "runtime-owned, Linux: %s", c->rule->origin);
+            else
+                buf_printf(&from, "%s (glob), %s", rule_kind_key(c->rule->kind), at(e, c->rule->span, c->rule->src != NULL));
+            item(out, c->rule->kind == RK_RUNTIME ? explain_show_path(r, NULL, c->path, &e->a) : c->rule->written,
+                 buf_cstr(&from));
             buf_free(&from);
         }
         item(out, "everything else", "no grant: not in the sandbox at all");

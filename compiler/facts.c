@@ -50,6 +50,7 @@ static facts_t *facts_new(target_t t)
     f->arch = "x86_64";
     f->home = "/";
     f->bwrap_version = "";
+    f->origin = "facts JSON";
     return f;
 }
 
@@ -231,11 +232,17 @@ static void probe_bwrap_run(facts_t *f)
     }
     pclose(p);
     if (!*f->bwrap_version) return;
+    /* What bwrap supports comes from --help: when it cannot be read, the
+     * version alone would let the compile drop --disable-userns silently, so
+     * the version is forgotten and the compile refuses (fail closed). */
     p = popen("bwrap --help 2>&1", "r");
-    if (!p) return;
-    while (fgets(line, sizeof line, p))
+    bool answered = false;
+    while (p && fgets(line, sizeof line, p)) {
+        answered = true;
         if (strstr(line, "--disable-userns")) f->bwrap_disable_userns = true;
-    pclose(p);
+    }
+    if (p) pclose(p);
+    if (!answered) f->bwrap_version = "";
 }
 
 /* The bwrap probe costs two process starts, which `run` must not pay every
@@ -370,6 +377,7 @@ facts_t *facts_probe(target_t target, const char *const *paths_of)
     if (target == TARGET_MACOS) return facts_macos_default();
 #endif
     facts_t *f = facts_new(target);
+    f->origin = "this host's facts (probed)";
     probe_linux(f);
     for (; paths_of && *paths_of; paths_of++) probe_path(f, *paths_of);
     return f;
@@ -577,6 +585,8 @@ facts_t *facts_load(const char *file, char **err)
     if (!f) {
         *err = xasprintf("%s: %s", file, e2);
         free(e2);
+    } else {
+        f->origin = arena_strdup(&f->arena, file);
     }
     return f;
 }

@@ -47,6 +47,8 @@ typedef struct facts {
     const char *bwrap_version;     /* "0.8.0", or "" when bwrap is absent */
     bool bwrap_disable_userns;     /* bwrap knows --disable-userns */
     VEC(path_fact_t) paths;        /* sorted by path */
+    const char *origin;            /* where they came from, for messages: the facts file,
+                                      "this host's facts (probed)", or "facts JSON" */
 } facts_t;
 
 /* Probes this machine for target (Linux facts for linux; built-in macOS

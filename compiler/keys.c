@@ -162,6 +162,7 @@ const char *rule_kind_key(rule_kind_t k)
     case RK_DENY_READ: return "filesystem.deny_read";
     case RK_DENY_WRITE: return "filesystem.deny_write";
     case RK_PROTECT: return "protect";
+    case RK_RUNTIME: return "runtime-owned";
     }
     return "?";
 }

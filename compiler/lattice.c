@@ -7,9 +7,12 @@
  */
 #include "lattice.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "fsutil.h"
 #include "paths.h"
 
 /* [protect] patterns: each a cap at read, matching anywhere. */
@@ -162,6 +165,107 @@ static rrule_t concretize(resolved_t *r, const rule_t *rule)
     return c;
 }
 
+/* ---- runtime-owned paths ---------------------------------------------------------------------------- */
+
+/* The registry: written by the host-side caller at start-up, then only read. */
+static struct owned {
+    char *path, *why;
+} *owned;
+static size_t nowned;
+
+void runtime_owned_add(const char *path, const char *why)
+{
+    if (!path || !*path) return;
+    /* the object it names: the planner mounts over objects, never over a
+     * link; a missing path is kept as written (blocked where it would be made) */
+    char real[PATH_MAX], cwd[PATH_MAX];
+    char *abs = realpath(path, real) ? xstrdup(real)
+              : path[0] == '/'       ? xstrdup(path)
+              : getcwd(cwd, sizeof cwd) ? xasprintf("%s/%s", cwd, path) : NULL;
+    arena_t tmp = ARENA_INIT;
+    const char *norm = abs ? path_normalize(abs, &tmp) : NULL;
+    for (size_t i = 0; norm && i < nowned; i++)
+        if (strcmp(owned[i].path, norm) == 0) norm = NULL; /* once is enough */
+    if (norm) {
+        owned = xrealloc(owned, (nowned + 1) * sizeof *owned);
+        owned[nowned++] = (struct owned){xstrdup(norm), xstrdup(why)};
+    }
+    arena_free(&tmp);
+    free(abs);
+}
+
+const char *runtime_owned_at(size_t i, const char **why)
+{
+    if (i >= nowned) return NULL;
+    if (why) *why = owned[i].why;
+    return owned[i].path;
+}
+
+void runtime_owned_add_defaults(const char *config)
+{
+    char *state = state_path("");
+    if (state) runtime_owned_add(state, "the runtime's state dir (sessions, locks, device nodes)");
+    free(state);
+    const char *home = getenv("HOME");
+    if (home && home[0] == '/') {
+        char *d = xasprintf("%s/.drun", home);
+        runtime_owned_add(d, "drun's config dir (~/.drun/config.toml is the config when none is named)");
+        free(d);
+    }
+    const char *env = getenv("DRUN_CONFIG");
+    if (env && *env) runtime_owned_add(env, "the config named by $DRUN_CONFIG");
+    if (config && strncmp(config, "builtin:", 8) != 0) runtime_owned_add(config, "the config in force");
+}
+
+/* The defaults every Linux resolve knows from the facts alone (so that
+ * lint and explain show them with a facts file too). */
+static const struct {
+    const char *rel, *why;
+} owned_below_home[] = {
+    {".drun", "drun's config dir (~/.drun/config.toml is the config when none is named)"},
+    {".local/state/drun", "the runtime's default state dir (sessions, locks, device nodes)"},
+    {".cache/drun", "the bwrap probe cache (it decides --disable-userns)"},
+};
+
+/* A runtime-owned rule: a literal cap at none on an absolute or ~ path. */
+static rule_t *owned_rule(resolved_t *r, path_base_t base, const char *rel, const char *why)
+{
+    rule_t *b = arena_zalloc(&r->arena, sizeof *b);
+    b->kind = RK_RUNTIME;
+    b->path.base = base;
+    b->path.rel = arena_strdup(&r->arena, rel); /* literal even with '*' in it: glob stays false */
+    b->level = LVL_NONE;
+    b->cap = true;
+    b->origin = arena_strdup(&r->arena, why);
+    b->written = base == PB_HOME ? path_join("~", rel, &r->arena) : path_join("/", rel, &r->arena);
+    return b;
+}
+
+static void add_runtime_owned(resolved_t *r)
+{
+    if (r->target != TARGET_LINUX) return; /* the runner is Linux's; SBPL profiles have no runtime here */
+    strmap_t seen = STRMAP_INIT;
+    for (size_t i = 0; i < sizeof owned_below_home / sizeof *owned_below_home + nowned; i++) {
+        size_t k = i - sizeof owned_below_home / sizeof *owned_below_home;
+        rule_t *b = i < sizeof owned_below_home / sizeof *owned_below_home
+                        ? owned_rule(r, PB_HOME, owned_below_home[i].rel, owned_below_home[i].why)
+                        : owned_rule(r, PB_ROOT, owned[k].path + 1, owned[k].why);
+        rrule_t c = concretize(r, b);
+        if (strmap_put(&seen, c.path, 1) >= 0) continue; /* a registered path that is a default too */
+        vec_push(&r->caps, c);
+    }
+    strmap_free(&seen);
+}
+
+bool roots_exempt_from_dark(const roots_t *roots, const char *dark, const char *abs)
+{
+    if (!roots) return false;
+    const char *rt[2] = {roots->workspace, roots->scratch};
+    for (int i = 0; i < 2; i++)
+        if (rt[i] && path_is_under(rt[i], dark) && path_is_under(abs, rt[i])) return true;
+    return false;
+}
+
 resolved_t *policy_resolve(const policy_t *p, const facts_t *f)
 {
     resolved_t *r = xcalloc(1, sizeof *r);
@@ -193,6 +297,7 @@ resolved_t *policy_resolve(const policy_t *p, const facts_t *f)
                             protect_origin(protect_patterns[i].flag));
         vec_push(&r->caps, concretize(r, b));
     }
+    add_runtime_owned(r);
     strmap_free(&idx);
     if (r->grants.n) qsort(r->grants.v, r->grants.n, sizeof *r->grants.v, cmp_grant);
     return r;
@@ -224,6 +329,8 @@ bool cap_matches(const rrule_t *c, const roots_t *roots, const char *path, arena
 {
     const char *abs = rrule_abs(c, roots, tmp);
     if (!abs) return false;
+    if (c->rule->kind == RK_RUNTIME)
+        return path_is_under(path, abs) && !roots_exempt_from_dark(roots, abs, path);
     return c->glob ? glob_match_prefix(abs, path) : path_is_under(path, abs);
 }
 

@@ -38,6 +38,44 @@ typedef struct resolved {
 resolved_t *policy_resolve(const policy_t *p, const facts_t *f);
 void resolved_free(resolved_t *r);
 
+/* ---- runtime-owned paths (SPEC §13) ------------------------------------------------------------
+ *
+ * The files the runtime itself relies on are dark in every Linux sandbox,
+ * whatever the grants: policy_resolve adds each as a built-in cap at none
+ * (RK_RUNTIME), so level_of() answers "none" for it and everything below it,
+ * explain names it, lint warns about a grant that covers it, and every
+ * exec-time bwrap plan hides it (an empty read-only tmpfs for a directory,
+ * /dev/null for a file, a block for a missing one) and pins its ancestors
+ * up to its grant root so that it cannot be renamed away. The compile-time
+ * template (bwrap.args) leaves them out: the set belongs to the process that
+ * runs the sandbox, not to the artifacts.
+ *
+ * The set is the union of
+ *  - the defaults below the facts' home: ~/.drun (the config dir), 
+ *    ~/.local/state/drun (the default state dir), ~/.cache/drun (the bwrap
+ *    probe cache, which decides --disable-userns);
+ *  - what the host-side caller registers: the state dir in use, the config
+ *    in force, drun-mcp's --artifacts DIR and --token-file.
+ *
+ * A session's own workspace and scratch dir inside a runtime-owned dir (drun-
+ * mcp's STATE/sessions/ID/...) are not darkened: level_of() and the planner
+ * skip a runtime-owned cap for a path inside a session root that lies inside
+ * it. */
+
+/* Registers path as runtime-owned, with a short reason shown by explain and
+ * get_policy ("the config in force"). The object it names is registered
+ * (symlinks resolved; a relative path taken from the current directory; a
+ * missing path as written). Copied. Call before any thread resolves a
+ * policy: the registry is read without a lock. */
+void runtime_owned_add(const char *path, const char *why);
+
+/* The registered paths, in the order added: path i, or NULL past the end. */
+const char *runtime_owned_at(size_t i, const char **why);
+
+/* Registers what every host-side caller owns: the state dir (state_path),
+ * ~/.drun, $DRUN_CONFIG when set, and config when not NULL or builtin:. */
+void runtime_owned_add_defaults(const char *config);
+
 /* Concrete session roots for level() and for exec-time planning. */
 typedef struct roots {
     const char *workspace; /* absolute, normalised, realpath */
@@ -73,7 +111,13 @@ rrule_t policy_concretize(resolved_t *r, const rule_t *rule);
  * form level_of() expects for a path the user typed. */
 const char *policy_real_path(const resolved_t *r, const char *path, arena_t *a);
 
-/* Does glob rule r (a cap) match path or one of its ancestors? */
+/* Does glob rule r (a cap) match path or one of its ancestors? A
+ * runtime-owned cap does not match inside a session root that lies inside
+ * its path (the session's own dirs under the state dir). */
 bool cap_matches(const rrule_t *c, const roots_t *roots, const char *path, arena_t *tmp);
+
+/* Is abs (at or below runtime-owned path dark) inside one of the session
+ * roots that lie inside dark? Those stay visible to their own sandbox. */
+bool roots_exempt_from_dark(const roots_t *roots, const char *dark, const char *abs);
 
 #endif

@@ -636,6 +636,33 @@ static void rule_system_dirs(lint_t *l)
     }
 }
 
+/* runtime-path-granted: a grant over or inside a runtime-owned path (SPEC
+ * §13). The path stays hidden whatever the grant; the finding tells the
+ * operator the grant does not do there what it says. Linux only (the
+ * runner's); a few runtime-owned paths per grant: linear in the grants. */
+static void rule_runtime_owned(lint_t *l)
+{
+    const resolved_t *r = l->res[TARGET_LINUX];
+    for (size_t i = 0; r && i < r->grants.n; i++) {
+        const rrule_t *g = &r->grants.v[i];
+        if (!g->rule->src || g->level == LVL_NONE || g->base != PB_ROOT) continue;
+        buf_t hit = BUF_INIT;
+        for (size_t k = 0; k < r->caps.n; k++) {
+            const rrule_t *c = &r->caps.v[k];
+            if (c->rule->kind != RK_RUNTIME || !(path_is_under(c->path, g->path) || path_is_under(g->path, c->path)))
+                continue;
+            buf_printf(&hit, "%s%s", hit.len ? ", " : "", show(l, TARGET_LINUX, c->path));
+        }
+        if (hit.len)
+            finding(l, "runtime-path-granted", g->rule->span,
+                    "'%s' in %s covers %s, which the runtime owns (its state, config or caches): the sandbox never "
+                    "sees them, whatever the grants, so that it cannot change what the runtime trusts; narrow the "
+                    "grant, or keep it and know that these stay hidden",
+                    g->rule->written, rule_kind_key(g->rule->kind), buf_cstr(&hit));
+        buf_free(&hit);
+    }
+}
+
 /* workspace-not-writable: a rule that takes the session's own dirs away. */
 static void rule_session_dirs(lint_t *l)
 {
@@ -833,6 +860,7 @@ static void lattice_rules(lint_t *l)
     for (int t = 0; t < 2; t++) rule_path_rules(l, (target_t)t);
     rule_secrets(l);
     rule_system_dirs(l);
+    rule_runtime_owned(l);
     rule_session_dirs(l);
     rule_missing_denies(l);
     rule_glob_caps(l);

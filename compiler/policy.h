@@ -55,6 +55,7 @@ typedef enum {
     RK_DENY_READ,   /* [filesystem] deny_read: literal = grant none, glob = cap none */
     RK_DENY_WRITE,  /* [filesystem] deny_write: cap read */
     RK_PROTECT,     /* a [protect] pattern: cap read */
+    RK_RUNTIME,     /* a runtime-owned path (SPEC §13): cap none, whatever the grants */
 } rule_kind_t;
 
 const char *rule_kind_key(rule_kind_t k); /* "filesystem.allow_read", "mount_allowlist", ... */

@@ -20,6 +20,7 @@
 
 #include "buf.h"
 #include "fsutil.h"
+#include "lattice.h"
 #include "log.h"
 #include "mcp.h"
 #include "transport.h"
@@ -443,6 +444,11 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
 
+    /* the runtime's own files stay dark in every sandbox, whatever the grants (SPEC §13) */
+    runtime_owned_add_defaults(a.config);
+    runtime_owned_add(state, "drun-mcp's state dir (--state-dir)");
+    if (a.artifacts) runtime_owned_add(a.artifacts, "the artifacts drun-mcp serves (--artifacts)");
+    if (a.token_file) runtime_owned_add(a.token_file, "drun-mcp's bearer tokens (--token-file)");
     mcp_opts_t o = {
         .config = a.config,
         .artifacts = a.artifacts,
