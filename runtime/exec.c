@@ -1,4 +1,16 @@
-/* exec.c — one sandboxed command: spawn, stream, time out, kill, reap. */
+/* exec.c — one sandboxed command: spawn, stream, time out, kill, reap.
+ *
+ * Two processes stand for a run: bwrap, which sandbox_spawn started (our
+ * child, the leader of the command's process group), and the sandbox's pid
+ * 1, bwrap's child in the sandbox's pid namespace. Killing pid 1 ends every
+ * process of the sandbox, whatever its session or process group; killing
+ * bwrap alone relies on pid 1's parent-death signal. So a kill (timeout,
+ * cancel, session closed) goes to the group, to bwrap and to pid 1, and a
+ * run ends only once pid 1 has: no process of it outlives the call, and its
+ * placeholders are never removed under a process still running (janitor.h).
+ * pid 1 is held by a pidfd, so its pid being reused can never misdirect a
+ * signal; it is reaped here when it was re-parented to us (reaper.h).
+ */
 #include "exec.h"
 
 #include <errno.h>
@@ -12,12 +24,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "reaper.h"
+
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
 #endif
 
 /* After the command exited, how long its pipes may take to reach EOF. */
 #define DRAIN_MS 250
+/* After bwrap exited, how long the sandbox's pid 1 may take to end on its
+ * own before it is killed, and how long its end is then awaited. */
+#define PID1_GRACE_MS 200
+#define PID1_KILL_WAIT_MS 2000
 
 static int64_t now_ms(void)
 {
@@ -63,13 +87,77 @@ static void drain(int *fd, buf_t *b, size_t cap, uint64_t *total)
     }
 }
 
-static void kill_group(pid_t pid)
+/* The sandbox's pid 1, held by a pidfd once bwrap has reported it. */
+typedef struct pid1 {
+    int fd;       /* pidfd, or -1 while unknown */
+    bool checked; /* bwrap's report was read and gave nothing usable */
+} pid1_t;
+
+/* Looks for pid 1 in bwrap's status report so far (non-blocking). */
+static void pid1_find(pid1_t *p, sbx_residue_t *residue, pid_t bwrap)
+{
+    if (p->fd >= 0 || p->checked)
+        return;
+    pid_t pid = sandbox_pid1(residue);
+    if (pid <= 0)
+        return;
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    /* The pidfd is of the process that has the pid now: make sure that is
+     * still bwrap's child (or ours, re-parented) in the sandbox's pid
+     * namespace, not a process that got the pid after pid 1 ended. */
+    if (fd >= 0 && !reaper_is_sandbox_pid1(fd, pid, bwrap)) {
+        close(fd);
+        fd = -1;
+    }
+    p->fd = fd;
+    p->checked = fd < 0;
+}
+
+static void kill_group(pid_t pid, pid1_t *p1, sbx_residue_t *residue)
 {
     /* The command leads its own group (new_pgrp): this reaches bwrap and
-     * anything it left in the group; --die-with-parent takes the sandbox's
-     * PID namespace down with bwrap. */
+     * anything it left in the group. A process that left the group (setsid)
+     * is reached through pid 1: its end takes the whole pid namespace with
+     * it, even when pid 1's parent-death signal (--die-with-parent) never
+     * comes. */
+    pid1_find(p1, residue, pid);
+    if (p1->fd >= 0)
+        syscall(SYS_pidfd_send_signal, p1->fd, SIGKILL, NULL, 0);
     kill(-pid, SIGKILL);
     kill(pid, SIGKILL);
+}
+
+/* Waits until pidfd's process has ended, at most ms; true when it has. */
+static bool wait_gone(int pidfd, int64_t ms)
+{
+    int64_t end = now_ms() + ms;
+    for (;;) {
+        struct pollfd p = {pidfd, POLLIN, 0};
+        int64_t left = end - now_ms();
+        int n = poll(&p, 1, left > 0 ? (int)left : 0);
+        if (n > 0)
+            return true;
+        if ((n == 0 && left <= 0) || (n < 0 && errno != EINTR))
+            return false;
+    }
+}
+
+/* After bwrap's exit: pid 1 ends (killed when it lingers), and is reaped
+ * when it was re-parented to us (a subreaper). */
+static void pid1_finish(pid1_t *p)
+{
+    if (p->fd < 0)
+        return;
+    if (!wait_gone(p->fd, PID1_GRACE_MS)) {
+        syscall(SYS_pidfd_send_signal, p->fd, SIGKILL, NULL, 0);
+        wait_gone(p->fd, PID1_KILL_WAIT_MS);
+    }
+    /* Only that process, and only when it is our child: ECHILD otherwise. */
+    siginfo_t si;
+    while (waitid((idtype_t)P_PIDFD, (id_t)p->fd, &si, WEXITED | WNOHANG) < 0 && errno == EINTR)
+        ;
+    close(p->fd);
+    p->fd = -1;
 }
 
 static void set_status(exec_result_t *r, int status)
@@ -89,6 +177,7 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
 {
     memset(r, 0, sizeof *r);
     r->exit_code = -1;
+    reaper_start();
     int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
     if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
         (s->input && pipe2(in, O_CLOEXEC) < 0)) {
@@ -148,6 +237,7 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
     size_t in_off = 0;
     bool exited = false, killed = false;
     int status = 0;
+    pid1_t p1 = {-1, false};
 
     while (!(exited && out[0] < 0 && err[0] < 0)) {
         struct pollfd p[5];
@@ -193,6 +283,8 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
         if (s->input && in[1] >= 0 && s->input_len == 0)
             close_fd(&in[1]);
 
+        if (!exited)
+            pid1_find(&p1, residue, pid);
         if (!exited && (pidfd < 0 || (i_pid >= 0 && p[i_pid].revents))) {
             pid_t w = waitpid(pid, &status, WNOHANG);
             if (w == pid) {
@@ -208,17 +300,17 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
             if (now >= deadline) {
                 r->timed_out = true;
                 killed = true;
-                kill_group(pid);
+                kill_group(pid, &p1, residue);
             } else if (s->stop && s->stop(s->ctx)) {
                 r->stopped = true;
                 killed = true;
-                kill_group(pid);
+                kill_group(pid, &p1, residue);
             }
         }
         if (exited && now >= drain_until) {
             /* Exited, yet something still holds its pipes open (a process
              * that escaped the group): kill the group, stop reading. */
-            kill_group(pid);
+            kill_group(pid, &p1, residue);
             break;
         }
         if (now >= next_tick) {
@@ -229,7 +321,7 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
     }
     if (!exited) {
         /* Only reached when poll failed: do not leave the command behind. */
-        kill_group(pid);
+        kill_group(pid, &p1, residue);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
         set_status(r, status);
@@ -243,6 +335,7 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
     close_fd(&in[1]);
     if (pidfd >= 0)
         close(pidfd);
+    pid1_finish(&p1);
     /* bwrap's status report says whether the command was started at all */
     sbx_status_t st;
     sandbox_status(residue, status, &st);

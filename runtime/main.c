@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -443,6 +444,10 @@ int main(int argc, char **argv)
         free_tokens(&tokens);
         return EXIT_USAGE;
     }
+    /* A sandbox's pid 1 whose bwrap ends first comes back to us, not to the
+     * init above, and is reaped (runtime/reaper.h). */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        log_warn("cannot become a child subreaper: %s", strerror(errno));
 
     /* the runtime's own files stay dark in every sandbox, whatever the grants (SPEC §13) */
     runtime_owned_add_defaults(a.config);
