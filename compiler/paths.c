@@ -49,6 +49,17 @@ bool ppath_parse(const char *s, size_t len, bool allow_glob, arena_t *a, ppath_t
             return false;
         }
     }
+    /* Linux resolves no path of PATH_MAX bytes or more (the terminator
+     * counts), so no such entry can name anything (macOS stops at 1,024); refusing it here also
+     * bounds the depth (at most PATH_MAX / 2 components) that every later
+     * stage walks — a 100 KB path of 50,000 components made compile and lint
+     * run for minutes with memory growing as the square of the depth. */
+    if (len >= PPATH_MAX) {
+        *msg = "path too long: Linux resolves no path of 4,096 bytes or more; name a shorter path (or a "
+               "parent directory)";
+        *bad_off = PPATH_MAX - 1;
+        return false;
+    }
     if (len == 0) {
         *msg = "empty path: write an absolute path, ~/..., or ${WORKSPACE}/...";
         *bad_off = 0;

@@ -17,6 +17,10 @@
 #include "buf.h"
 #include "policy.h"
 
+/* Longest entry ppath_parse accepts, plus one: Linux's PATH_MAX (4096, the
+ * terminator included). Longer entries are refused with a located error. */
+#define PPATH_MAX 4096
+
 /* Parses one entry. On success fills *out (strings in a) and returns true.
  * On failure returns false with *msg (a static-or-arena sentence that says
  * what to write instead) and *bad_off, the byte offset in s to blame. */

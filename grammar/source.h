@@ -26,7 +26,12 @@ typedef struct source {
     size_t len;      /* bytes in text, not counting the terminator */
     uint32_t *lines; /* byte offset of the start of each line, built lazily */
     size_t nlines;   /* entries in lines; 0 until first needed */
+    uint32_t *chars; /* characters before each SOURCE_CHAR_STEP-byte block, built with lines */
 } source_t;
+
+/* Bytes between two entries of source_t.chars: a column is found by one table
+ * look-up and a scan of at most this many bytes twice, however long the line. */
+#define SOURCE_CHAR_STEP 256u
 
 typedef struct srcpos {
     unsigned line; /* 1-based */
@@ -42,6 +47,10 @@ source_t *source_new(const char *name, const char *text, size_t len);
 source_t *source_read(const char *path, char **err);
 void source_free(source_t *s);
 
+/* Line and column of byte offset off (clamped to the end). The first call
+ * builds the line map and the character table (O(len)); every later call is a
+ * binary search and a scan of at most 2 * SOURCE_CHAR_STEP bytes. Callers
+ * that share a source between threads make one call first. */
 srcpos_t source_pos(source_t *s, uint32_t off);
 /* The line holding offset off, without its newline: *len bytes from the return. */
 const char *source_line(source_t *s, uint32_t off, size_t *len);
