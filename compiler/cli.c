@@ -23,6 +23,8 @@ const cli_opt_t cli_options[] = {
     {"format", 0, OPT_VALUE, "FORMAT", "text|json|sarif", OFF(format), "output format (default: text)"},
     {"strict", 0, OPT_FLAG, NULL, NULL, OFF(strict), "treat warnings as errors for the exit status"},
     {"workspace", 0, OPT_VALUE, "DIR", NULL, OFF(workspace), "the session workspace (default: the current directory)"},
+    {"allow-broad-workspace", 0, OPT_FLAG, NULL, NULL, OFF(allow_broad_workspace),
+     "let the workspace be /, $HOME, or an ancestor of $HOME or of the state dir"},
     {"read", 0, OPT_VALUE, "PATH", NULL, OFF(q_read), "may the sandbox read PATH?"},
     {"write", 0, OPT_VALUE, "PATH", NULL, OFF(q_write), "may the sandbox write PATH?"},
     {"exec", 0, OPT_VALUE, "CMD", NULL, OFF(q_exec), "would session_bash run the shell command CMD?"},
@@ -44,13 +46,15 @@ const cli_cmd_t cli_commands[] = {
      "printed. A config with any error writes nothing and exits 1.",
      "drun-policy compile config.toml -o out/ --facts golden/facts-linux.json",
      "output target facts", 0, 1, false, cmd_compile},
-    {"run", "[CONFIG] [--workspace DIR] -- CMD [ARG...]",
+    {"run", "[CONFIG] [--workspace DIR] [--allow-broad-workspace] -- CMD [ARG...]",
      "run a command in the sandbox the policy describes (Linux, bubblewrap)",
      "The workspace (default: the current directory) is writable; a fresh scratch dir is HOME "
-     "and TMPDIR. Exit status: the command's, 125 when the sandbox could not be set up, "
-     "126/127 as a shell does. A rejected config never runs the command.",
+     "and TMPDIR. A workspace that is /, $HOME, or an ancestor of $HOME or of the state dir "
+     "(after resolving symlinks) is refused with exit 2, unless --allow-broad-workspace: it "
+     "would make the user's files writable. Exit status: the command's, 125 when the sandbox "
+     "could not be set up, 126/127 as a shell does. A rejected config never runs the command.",
      "drun-policy run config.toml -- make test",
-     "workspace", 0, 1, true, cmd_run},
+     "workspace allow-broad-workspace", 0, 1, true, cmd_run},
     {"facts", "[--target linux|macos] [CONFIG]",
      "print the host facts the compiler uses, as JSON (the input of --facts)",
      "Facts are what the pure compile needs to know about a machine: home, $PATH, the system "

@@ -40,6 +40,7 @@ typedef struct cli_args {
     bool json;             /* --json */
     bool strict;           /* lint --strict */
     bool list_rules;       /* lint --rules */
+    bool allow_broad_workspace; /* run --allow-broad-workspace */
 } cli_args_t;
 
 typedef enum { OPT_FLAG, OPT_VALUE } cli_opt_kind;
