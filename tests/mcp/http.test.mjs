@@ -189,3 +189,49 @@ test('http: a progress token turns a tools/call response into an event stream', 
     assert.equal(last.result.structuredContent.stdout, 'x\n');
   });
 });
+
+// The status rule (docs/runtime.md): 400 only for a message that is not a
+// usable JSON-RPC request; any response to a well-formed request, error or
+// not, comes with 200 — whatever the error, and on both transports the same
+// code (protocol.test.mjs checks stdio).
+test('http: a JSON-RPC error to a well-formed request comes with 200; only an unusable message gets 400', async () => {
+  await withHttp({}, async (srv, url) => {
+    const sid = await initSession(url);
+    const h = { 'Mcp-Session-Id': sid };
+    const cases = [
+      [{ jsonrpc: '2.0', id: 2, method: 'tools/list', params: [1] }, 200, -32602], // params not an object
+      [{ jsonrpc: '2.0', id: 3, method: 'tools/list', params: { cursor: 5 } }, 200, -32602],
+      [{ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { arguments: {} } }, 200, -32602],
+      [{ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'no_such_tool' } }, 200, -32602],
+      [{ jsonrpc: '2.0', id: 6, method: 'resources/list' }, 200, -32601],
+      ['{"jsonrpc":"2.0","id":7,"method":', 400, -32700],
+      [{ jsonrpc: '1.0', id: 8, method: 'ping' }, 400, -32600],
+      ['[{"jsonrpc":"2.0","id":9,"method":"ping"}]', 400, -32600],
+    ];
+    for (const [msg, status, code] of cases) {
+      const r = await post(url, msg, h);
+      const body = await r.json();
+      assert.equal(r.status, status, JSON.stringify(msg));
+      assert.equal(body.error.code, code, JSON.stringify(msg));
+    }
+    // a notification with bad params is not answered: 202, as any notification
+    const n = await post(url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: [1] }, h);
+    assert.equal(n.status, 202);
+  });
+});
+
+test('http: a second initialize on an MCP session is refused with -32600 and makes no new session', async () => {
+  await withHttp({}, async (srv, url) => {
+    const sid = await initSession(url);
+    const r = await post(url, INIT(2), { 'Mcp-Session-Id': sid });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('mcp-session-id'), null, 'no new Mcp-Session-Id');
+    const body = await r.json();
+    assert.equal(body.id, 2);
+    assert.equal(body.error.code, -32600);
+    assert.match(body.error.message, /initialized already/);
+    // the session still works, and an unknown one is a 404 as for any request
+    assert.equal((await post(url, { jsonrpc: '2.0', id: 3, method: 'ping' }, { 'Mcp-Session-Id': sid })).status, 200);
+    assert.equal((await post(url, INIT(4), { 'Mcp-Session-Id': 'f'.repeat(32) })).status, 404);
+  });
+});

@@ -78,6 +78,21 @@ test('batches, garbage and bad envelopes get the standard error codes', async ()
   ].sort((a, b) => key(a).localeCompare(key(b))));
 });
 
+test('a notification with params that are not an object is not answered; a request gets -32602', async () => {
+  const s = rawStdio();
+  s.send(INIT(1));
+  await s.lines(1);
+  s.send('{"jsonrpc":"2.0","method":"notifications/initialized","params":[1]}');
+  s.send('{"jsonrpc":"2.0","method":"notifications/cancelled","params":"x"}');
+  s.send('{"jsonrpc":"2.0","id":2,"method":"ping","params":[]}');
+  s.send('{"jsonrpc":"2.0","id":3,"method":"ping"}');
+  const msgs = parse(await s.lines(3));
+  await s.end();
+  assert.equal(msgs.length, 3, s.output());
+  assert.equal(byId(msgs, 2).error.code, -32602);
+  assert.deepEqual(byId(msgs, 3).result, {});
+});
+
 test('requests before initialize are refused; ping is allowed; initialize only once', async () => {
   const s = rawStdio();
   s.send('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
