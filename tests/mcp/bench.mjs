@@ -11,7 +11,10 @@
 //    tests/bench/vector_dump.c) spawned from this process;
 //  - the per-call config check: time per unchanged check (get_policy
 //    counters) and stat(2) calls per tool call (strace, when available);
-//  - RSS of the server idle and with 50 sessions.
+//  - RSS of the server idle and with 50 sessions;
+//  - under load (issue 13): session_bash "true" from 20 concurrent HTTP
+//    clients (calls/s, p50/p99 latency), and the peak RSS while ten 60 MB
+//    bodies arrive at once (the server-wide body budget).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -19,6 +22,7 @@ import net from 'node:net';
 import path from 'node:path';
 
 import { BIN, INIT, start, tmpdir } from './lib.mjs';
+import { JSON_SSE, hwmKb, initSession, spawnHttp } from './rawhttp.mjs';
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -271,7 +275,101 @@ async function rssBench() {
   }
 }
 
-for (const t of ['stdio', 'http', 'http-raw']) await transportBench(t);
-bareBwrap();
-for (const t of ['stdio', 'http']) await sdkBench(t);
-await rssBench();
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
+};
+
+/** One raw JSON-RPC client over node:http with its own kept-alive socket and MCP session. */
+async function httpClient(url) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const headers = { 'Content-Type': 'application/json', Accept: JSON_SSE };
+  const postJson = (body) => new Promise((resolve, reject) => {
+    const r = http.request(url, { method: 'POST', agent, headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text }));
+    });
+    r.on('error', reject);
+    r.end(body);
+  });
+  const init = await postJson(INIT());
+  headers['Mcp-Session-Id'] = init.headers['mcp-session-id'];
+  let id = 1;
+  const tool = async (name, args) => {
+    const r = await postJson(JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } }));
+    const m = JSON.parse(r.text);
+    if (!m.result || m.result.isError) throw new Error(`${name}: ${r.text.slice(0, 300)}`);
+    return m.result.structuredContent;
+  };
+  return { tool, close: () => agent.destroy() };
+}
+
+const N_CLIENTS = 20;
+const N_EACH = Number(process.env.BENCH_N_EACH || 15);
+
+async function concurrentBench() {
+  const srv = await spawnHttp({ config: CONFIG });
+  try {
+    const clients = await Promise.all(Array.from({ length: N_CLIENTS }, () => httpClient(srv.url)));
+    const sids = await Promise.all(clients.map((c) => c.tool('create_session', {}).then((r) => r.session_id)));
+    await Promise.all(clients.map((c, k) => c.tool('session_bash', { session_id: sids[k], command: 'true' })));
+    const lat = [];
+    const t0 = performance.now();
+    await Promise.all(clients.map(async (c, k) => {
+      for (let i = 0; i < N_EACH; i++) {
+        const t = performance.now();
+        await c.tool('session_bash', { session_id: sids[k], command: 'true' });
+        lat.push(performance.now() - t);
+      }
+    }));
+    const secs = (performance.now() - t0) / 1000;
+    const notes = `${N_CLIENTS} HTTP clients at once, ${N_EACH} calls each, raw JSON-RPC on node:http`;
+    row(`http: session_bash "true", ${N_CLIENTS} concurrent clients`, fmt(lat.length / secs, 1), 'calls/s', notes);
+    row(`http: session_bash "true", ${N_CLIENTS} concurrent clients, p50`, fmt(pct(lat, 50), 1), 'ms', 'latency of one call under that load');
+    row(`http: session_bash "true", ${N_CLIENTS} concurrent clients, p99`, fmt(pct(lat, 99), 1), 'ms', 'latency of one call under that load');
+    for (const c of clients) c.close();
+  } finally {
+    await srv.close();
+  }
+}
+
+/** Ten 60 MB bodies at once: the peak RSS (VmHWM) the server reaches. */
+async function floodBench() {
+  const srv = await spawnHttp({ config: CONFIG });
+  try {
+    const sid = await initSession(srv.url);
+    const pre = '{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"';
+    const body = Buffer.alloc(pre.length + 60e6 + 3, 'x');
+    body.write(pre, 0);
+    body.write('"}}', pre.length + 60e6);
+    const u = new URL(srv.url);
+    const before = hwmKb(srv.pid);
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => new Promise((resolve) => {
+      const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent: false,
+        headers: { 'Content-Type': 'application/json', Accept: JSON_SSE, 'Content-Length': body.length, 'Mcp-Session-Id': sid } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      });
+      req.on('error', () => resolve('reset'));
+      req.end(body);
+    })));
+    const peak = hwmKb(srv.pid);
+    const served = outcomes.filter((o) => o === 200).length;
+    row('RSS peak, ten 60 MB bodies at once', fmt(peak / 1024, 0), 'MiB', `VmHWM, from ${fmt(before / 1024, 0)} MiB; ` +
+      `${served} served, ${outcomes.filter((o) => o === 503).length} refused (503, body budget 128 MiB); bound 352 MiB`);
+  } finally {
+    await srv.close();
+  }
+}
+
+// BENCH_ONLY=load runs the two load rows alone.
+if (process.env.BENCH_ONLY !== 'load') for (const t of ['stdio', 'http', 'http-raw']) await transportBench(t);
+await concurrentBench();
+await floodBench();
+if (process.env.BENCH_ONLY !== 'load') {
+  bareBwrap();
+  for (const t of ['stdio', 'http']) await sdkBench(t);
+  await rssBench();
+}
