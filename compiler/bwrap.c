@@ -58,6 +58,7 @@ typedef struct plan {
     VEC(const char *) wmounts;  /* keys of writable phase-1 mounts */
     VEC(struct ro_cap { const char *key; const rrule_t *origin; }) ro_caps; /* cap-read targets */
     VEC(bw_residue_t) *residue;
+    VEC(const char *) unlisted; /* exec plans: dirs hidden because they could not be listed */
     size_t walked;
     char *err;
     char *upbuf;        /* scratch for ancestor lookups (FOR_KEY_AND_UP) */
@@ -656,6 +657,7 @@ static bool hide_unlisted(plan_t *p, const char *dir, int why)
     mount1(p, PH_MOUNT, l, "--tmpfs", NULL, "cannot be listed to check the policy's patterns: hidden");
     mount1(p, PH_CAP, l, "--remount-ro", NULL, "cannot be listed to check the policy's patterns: hidden");
     strmap_put(&p->hidden, l.key, 1);
+    vec_push(&p->unlisted, l.key);
     char *msg = xasprintf("'%s' cannot be listed (%s) to check the policy's patterns below it: it is hidden in "
                           "the sandbox (an empty read-only directory)", dir, strerror(why));
     notice(msg);
@@ -847,6 +849,32 @@ static void plan_remounts(plan_t *p)
     }
 }
 
+static bool under_unlisted(const plan_t *p, const char *key)
+{
+    for (size_t i = 0; i < p->unlisted.n; i++)
+        if (strcmp(key, p->unlisted.v[i]) != 0 && key_under(key, p->unlisted.v[i])) return true;
+    return false;
+}
+
+/* Nothing is mounted below a directory hidden because it could not be
+ * listed: an op planned there before the listing failed (a pin of the
+ * ancestors of a protected name, found by name) would bind the real,
+ * unchecked directory back into the empty one. Its placeholders go too:
+ * bwrap will not create them. */
+static void drop_below_unlisted(plan_t *p)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < p->items.n; i++)
+        if (!(p->items.v[i].key[0] && under_unlisted(p, p->items.v[i].key))) p->items.v[keep++] = p->items.v[i];
+    p->items.n = keep;
+    keep = 0;
+    for (size_t i = 0; i < p->residue->n; i++) {
+        if (under_unlisted(p, p->residue->v[i].path)) free(p->residue->v[i].path);
+        else p->residue->v[keep++] = p->residue->v[i];
+    }
+    p->residue->n = keep;
+}
+
 static int cmp_item(const void *x, const void *y)
 {
     const item_t *a = x, *b = y;
@@ -906,6 +934,7 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
     }
     ok = ok && plan_grants(&p);
     if (ok) plan_remounts(&p);
+    if (ok && p.unlisted.n) drop_below_unlisted(&p);
     add_op(&p, PH_TAIL, NULL, 0, "--chdir", 1, (bw_word_t){BW_WORKSPACE, ""}, word_lit(""), NULL, NULL);
 
     strmap_free(&p.grant_at);
@@ -916,6 +945,7 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
     free(p.upbuf);
     vec_free(&p.wmounts);
     vec_free(&p.ro_caps);
+    vec_free(&p.unlisted);
     if (!ok) {
         *err = p.err ? p.err : xstrdup("the sandbox could not be planned");
         vec_free(&p.items);

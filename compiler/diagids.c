@@ -58,7 +58,7 @@ const diag_info_t diag_table[] = {
      "read-only or hidden", DOC("workspace-not-writable")},
     {"writable-system-dir", SEV_WARNING, false, "a write grant covers a system or $PATH directory the host runs "
      "programs from", DOC("writable-system-dir")},
-    {"runtime-path-granted", SEV_WARNING, false, "a grant covers a path the runtime owns (state dir, config, "
+    {"runtime-path-granted", SEV_WARNING, false, "a write grant covers a path the runtime owns (state dir, config, "
      "caches): it stays hidden in the sandbox", DOC("runtime-path-granted")},
     {"private-addresses-with-wildcard", SEV_WARNING, false, "allow_private_addresses together with a wildcard "
      "domain opens internal services to fetch", DOC("private-addresses-with-wildcard")},

@@ -197,6 +197,7 @@ static void rule_text(buf_t *out, const rule_t *r)
     case RK_SCRATCH: buf_adds(out, "the session scratch dir (always writable)"); return;
     case RK_SYSTEM: buf_printf(out, "the system read set \"%s\"", r->written); return;
     case RK_PATH_DIR: buf_printf(out, "the $PATH directory \"%s\" (read_path_dirs)", r->written); return;
+    case RK_RUNTIME: buf_printf(out, "runtime-owned \"%s\" (%s): hidden whatever the grants", r->written, r->origin); return;
     default: buf_printf(out, "%s \"%s\"", r->origin ? r->origin : rule_kind_key(r->kind), r->written); return;
     }
 }
@@ -221,7 +222,11 @@ static void rule_json(jw_t *j, const rule_t *r, level_t lvl)
     jw_obj(j);
     json_at(j, r->src, r->span.start);
     jw_key(j, "key");
-    jw_str(j, r->src ? rule_kind_key(r->kind) : r->origin ? r->origin : rule_kind_key(r->kind));
+    jw_str(j, r->src || r->kind == RK_RUNTIME ? rule_kind_key(r->kind) : r->origin ? r->origin : rule_kind_key(r->kind));
+    if (r->kind == RK_RUNTIME) { /* SPEC §13: why the runtime owns it */
+        jw_key(j, "why");
+        jw_str(j, r->origin);
+    }
     jw_key(j, "value");
     jw_str(j, r->written);
     jw_key(j, "level");

@@ -227,6 +227,14 @@ static const struct {
     {".cache/drun", "the bwrap probe cache (it decides --disable-userns)"},
 };
 
+const char *runtime_owned_default_at(size_t i, const char **why)
+{
+    static const char *const written[] = {"~/.drun", "~/.local/state/drun", "~/.cache/drun"};
+    if (i >= sizeof owned_below_home / sizeof *owned_below_home) return NULL;
+    if (why) *why = owned_below_home[i].why;
+    return written[i];
+}
+
 /* A runtime-owned rule: a literal cap at none on an absolute or ~ path. */
 static rule_t *owned_rule(resolved_t *r, path_base_t base, const char *rel, const char *why)
 {

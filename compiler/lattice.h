@@ -72,6 +72,9 @@ void runtime_owned_add(const char *path, const char *why);
 /* The registered paths, in the order added: path i, or NULL past the end. */
 const char *runtime_owned_at(size_t i, const char **why);
 
+/* The defaults below home, as written ("~/.drun"): entry i, or NULL past the end. */
+const char *runtime_owned_default_at(size_t i, const char **why);
+
 /* Registers what every host-side caller owns: the state dir (state_path),
  * ~/.drun, $DRUN_CONFIG when set, and config when not NULL or builtin:. */
 void runtime_owned_add_defaults(const char *config);

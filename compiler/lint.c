@@ -822,16 +822,18 @@ static void rule_system_dirs(lint_t *l)
     }
 }
 
-/* runtime-path-granted: a grant over or inside a runtime-owned path (SPEC
- * §13). The path stays hidden whatever the grant; the finding tells the
- * operator the grant does not do there what it says. Linux only (the
- * runner's); a few runtime-owned paths per grant: linear in the grants. */
+/* runtime-path-granted: a write grant over or inside a runtime-owned path
+ * (SPEC §13). The path stays hidden whatever the grant; the finding tells
+ * the operator the grant does not do there what it says. Read grants are
+ * not reported: a readable home is common (readonly-home) and hiding the
+ * runtime's files from it takes nothing the operator meant to give. Linux
+ * only (the runner's); a few runtime-owned paths per grant: linear. */
 static void rule_runtime_owned(lint_t *l)
 {
     const resolved_t *r = l->res[TARGET_LINUX];
     for (size_t i = 0; r && i < r->grants.n; i++) {
         const rrule_t *g = &r->grants.v[i];
-        if (!g->rule->src || g->level == LVL_NONE || g->base != PB_ROOT) continue;
+        if (!g->rule->src || g->level != LVL_WRITE || g->base != PB_ROOT) continue;
         buf_t hit = BUF_INIT;
         for (size_t k = 0; k < r->caps.n; k++) {
             const rrule_t *c = &r->caps.v[k];

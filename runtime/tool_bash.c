@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bwrap.h"
 #include "cmdline.h"
 #include "exec.h"
 #include "log.h"
@@ -40,6 +41,12 @@ static void bash_tick(void *ctx, int64_t elapsed_ms, uint64_t out_bytes, uint64_
              (long long)(elapsed_ms / 1000), (unsigned long long)out_bytes,
              (unsigned long long)err_bytes);
     mcp_req_progress(b->tc->req, (double)elapsed_ms / 1000.0, (double)b->timeout_ms / 1000.0, msg);
+}
+
+/* A notice of the sandbox plan, kept for the result's warnings. */
+static void add_warning(void *ctx, const char *msg)
+{
+    cJSON_AddItemToArray((cJSON *)ctx, cJSON_CreateString(msg));
 }
 
 /* Refuses the command when the config's command lists say so; true = may run. */
@@ -174,10 +181,17 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
         .ctx = &ctx,
     };
     exec_result_t r;
+    cJSON *warnings = cJSON_CreateArray();
     atomic_fetch_add(&s->running, 1);
+    /* what the plan had to do that the agent must hear of (a directory it
+     * could not list, hidden rather than left unchecked): the plan runs in
+     * this thread, inside exec_run */
+    bwrap_set_notice_sink(add_warning, warnings);
     bool started = exec_run(&spec, &r);
+    bwrap_set_notice_sink(NULL, NULL);
     atomic_fetch_sub(&s->running, 1);
     if (!started) {
+        cJSON_Delete(warnings);
         tc_fail(tc, "The sandbox could not be set up, so the command did not run: %s",
                 r.error);
         log_warn("session %s: sandbox setup failed: %s", s->id, r.error);
@@ -186,6 +200,7 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
         return;
     }
     if (r.setup_failed) {
+        cJSON_Delete(warnings);
         buf_t msg = BUF_INIT;
         rt_utf8_sanitize(r.err.p, r.err.len, &msg);
         tc_fail(tc, "The sandbox could not be set up, so the command did not run: %s",
@@ -219,6 +234,9 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
     bool out_exact, err_exact;
     add_stream(o, "stdout", &r.out, r.out_total, &out_exact);
     add_stream(o, "stderr", &r.err, r.err_total, &err_exact);
+    bool warned = cJSON_GetArraySize(warnings) > 0;
+    if (warned)
+        cJSON_AddItemToObject(o, "warnings", warnings);
 
     buf_t *t = &tc->text;
     if (r.timed_out)
@@ -239,6 +257,10 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
         buf_printf(t, "Exit code %d after %.1f ms.", r.exit_code, r.wall_ms);
     if (lowered)
         buf_printf(t, " (timeout_ms was lowered to bash_timeout_ms = %lld.)", (long long)limit);
+    for (int i = 0; warned && i < cJSON_GetArraySize(warnings); i++)
+        buf_printf(t, "\nWarning: %s", cJSON_GetArrayItem(warnings, i)->valuestring);
+    if (!warned)
+        cJSON_Delete(warnings);
     render_stream(t, "stdout", &r.out, r.out_total, out_exact);
     render_stream(t, "stderr", &r.err, r.err_total, err_exact);
     exec_result_free(&r);
@@ -283,7 +305,10 @@ const tool_def_t tool_session_bash = {
         "\"boolean\"}, "
         "\"stdout_base64\": {\"type\": \"string\", \"description\": \"exact bytes of stdout, "
         "present when stdout was not valid UTF-8\"}, "
-        "\"stderr_base64\": {\"type\": \"string\"}}, "
+        "\"stderr_base64\": {\"type\": \"string\"}, "
+        "\"warnings\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"description\": "
+        "\"what the sandbox had to do that the command may notice: a directory it could not check "
+        "against the policy's patterns is hidden (present only when there is one)\"}}, "
         "\"required\": [\"session_id\", \"exit_code\", \"signal\", \"timed_out\", "
         "\"cancelled\", \"duration_ms\", \"stdout\", \"stderr\", \"stdout_bytes\", "
         "\"stderr_bytes\", \"stdout_truncated\", \"stderr_truncated\"]}",

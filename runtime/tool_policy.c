@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lattice.h"
 #include "tools.h"
 
 static void add_entries(cJSON *obj, const char *key, const str_entry_t *v, size_t n)
@@ -10,6 +11,25 @@ static void add_entries(cJSON *obj, const char *key, const str_entry_t *v, size_
     cJSON *a = cJSON_AddArrayToObject(obj, key);
     for (size_t i = 0; i < n; i++)
         tc_json_bytes(a, NULL, v[i].s, strlen(v[i].s));
+}
+
+/* The runtime-owned paths (SPEC §13): built-in caps at none that no grant
+ * lifts, the defaults below home and what this server registered (its state
+ * dir, config, artifacts, token file). */
+static void add_runtime_owned(cJSON *fs)
+{
+    for (int reg = 0; reg < 2; reg++) {
+        const char *why, *path;
+        for (size_t i = 0; (path = reg ? runtime_owned_at(i, &why) : runtime_owned_default_at(i, &why)); i++) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "rule", rule_kind_key(RK_RUNTIME));
+            tc_json_bytes(o, "path", path, strlen(path));
+            cJSON_AddStringToObject(o, "level", level_name(LVL_NONE));
+            cJSON_AddBoolToObject(o, "cap", true);
+            tc_json_bytes(o, "at", why, strlen(why));
+            cJSON_AddItemToArray(fs, o);
+        }
+    }
 }
 
 static void add_summary(tool_call_t *tc, cJSON *out)
@@ -50,6 +70,7 @@ static void add_summary(tool_call_t *tc, cJSON *out)
         buf_free(&at);
         cJSON_AddItemToArray(fs, o);
     }
+    add_runtime_owned(fs);
 }
 
 static void run_get_policy(tool_call_t *tc, const cJSON *args)
