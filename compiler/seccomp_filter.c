@@ -56,6 +56,32 @@ static const seccomp_denial_t denials[] = {
     {"mount_setattr", WHY_MOUNT, false, false},
 };
 
+/* socket() and socketpair() are allowed for these families only: a family
+ * reaches whatever its kernel code reaches, and --unshare-net confines only
+ * the ones that are per network namespace. AF_VSOCK talks to the hypervisor
+ * and its other guests, AF_BLUETOOTH and AF_CAN to the hardware, AF_ALG and
+ * AF_KEY/AF_XDP/AF_PACKET (even without CAP_NET_RAW) are kernel attack
+ * surface with long CVE lists, and the families a later kernel adds are
+ * unknown here: all of them get EAFNOSUPPORT, as on a kernel built without. */
+static const seccomp_family_t families[] = {
+    {1, "AF_UNIX", "socketpair() joins the caller to itself; socket() follows [network] allow_unix_sockets"},
+    {2, "AF_INET", "the sandbox's own network namespace: loopback only"},
+    {10, "AF_INET6", "the sandbox's own network namespace: loopback only"},
+    /* NETLINK_ROUTE is per network namespace and read-only without
+     * CAP_NET_ADMIN (bwrap drops it): getifaddrs() (Node's
+     * os.networkInterfaces, Python's socket.if_nameindex), glibc's
+     * getaddrinfo(AI_ADDRCONFIG) and `ip addr` read it. The other netlink
+     * protocols reach host-wide state (audit, uevents, netfilter, xfrm,
+     * generic families): EPROTONOSUPPORT. */
+    {16, "AF_NETLINK", "NETLINK_ROUTE only: the sandbox's own interfaces and routes, read-only"},
+};
+
+const seccomp_family_t *seccomp_families(size_t *n)
+{
+    *n = sizeof families / sizeof families[0];
+    return families;
+}
+
 const seccomp_denial_t *seccomp_denials(size_t *n)
 {
     *n = sizeof denials / sizeof denials[0];

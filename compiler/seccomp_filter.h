@@ -4,6 +4,13 @@
  * (Not "seccomp.h": that name is libseccomp's own header, which -Icompiler
  * would shadow for every file that includes <seccomp.h>.)
  *
+ * socket() and socketpair() work for an allowlist of address families only
+ * (seccomp_families(): AF_UNIX, AF_INET, AF_INET6, AF_NETLINK); any other
+ * domain — AF_VSOCK, AF_PACKET, AF_BLUETOOTH, AF_ALG, AF_KEY, ..., and every
+ * family a later kernel adds — fails with EAFNOSUPPORT, and AF_NETLINK with a
+ * protocol other than NETLINK_ROUTE with EPROTONOSUPPORT. The domain and the
+ * protocol are compared in their low 32 bits, as the kernel reads an int.
+ *
  * The filter allows by default and denies, with EPERM:
  *   socket(AF_UNIX, ...)        unless allow_unix_sockets; socketpair() stays
  *   io_uring_setup, io_uring_enter, io_uring_register
@@ -94,6 +101,21 @@ typedef struct seccomp_denial {
 
 /* The deny list, in filter order; *n receives its length. Static storage. */
 const seccomp_denial_t *seccomp_denials(size_t *n);
+
+/* An address family socket() may use (SPEC §13: by list, not by exception). */
+typedef struct seccomp_family {
+    int family;       /* AF_* */
+    const char *name; /* "AF_INET" */
+    const char *why;  /* one line: why the sandbox may have it and why that is safe */
+} seccomp_family_t;
+
+/* The allowed families, in ascending order; *n receives the count. AF_UNIX
+ * is among them for socketpair() and for allow_unix_sockets: socket(AF_UNIX)
+ * is still denied with EPERM without it (the "socket" denial). */
+const seccomp_family_t *seccomp_families(size_t *n);
+
+/* The one netlink protocol AF_NETLINK sockets may use: NETLINK_ROUTE. */
+#define SECCOMP_NETLINK_PROTOCOL 0
 
 /* The number of syscall name on arch (from libseccomp's tables), or -1 when
  * arch has no such call. */

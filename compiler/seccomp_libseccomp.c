@@ -82,6 +82,48 @@ bad:
     return NULL;
 }
 
+static bool family_allowed(uint32_t f)
+{
+    size_t n;
+    const seccomp_family_t *fam = seccomp_families(&n);
+    for (size_t i = 0; i < n; i++)
+        if ((uint32_t)fam[i].family == f) return true;
+    return false;
+}
+
+/* socket() and socketpair() for every family not on the list: EAFNOSUPPORT.
+ * One rule per refused value below the highest allowed family, and one for
+ * everything above it (future families included). The kernel reads the
+ * domain as an int, so a register with high bits set names the family of
+ * its low 32 bits: the "above" rule compares all 64 bits and so refuses
+ * every such value whatever its low half (no program passes one), which
+ * leaves no way to slip a refused family past an exact compare. The rules'
+ * sets are disjoint (libseccomp 2.5's SCMP_A0_32 still compares 64 bits,
+ * and overlapping rules with different actions would leave the order to
+ * its code generator). */
+static bool add_family_rules(scmp_filter_ctx ctx, const char *call, const char *an, char **err)
+{
+    int nr = seccomp_syscall_resolve_name(call);
+    if (nr == __NR_SCMP_ERROR) {
+        *err = xasprintf("seccomp: libseccomp cannot resolve %s", call);
+        return false;
+    }
+    size_t n;
+    const seccomp_family_t *fam = seccomp_families(&n);
+    uint32_t top = (uint32_t)fam[n - 1].family;
+    int rc = 0;
+    for (uint32_t f = 0; f < top && !rc; f++)
+        if (!family_allowed(f))
+            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, SCMP_A0(SCMP_CMP_EQ, f));
+    if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, SCMP_A0(SCMP_CMP_GT, top));
+    /* AF_NETLINK: NETLINK_ROUTE only (socket's third argument) */
+    if (!rc && strcmp(call, "socket") == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), nr, 2, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
+                              SCMP_A2(SCMP_CMP_NE, SECCOMP_NETLINK_PROTOCOL));
+    if (rc) return fail_rc(err, rc, xasprintf("cannot add the family rules for %s on %s", call, an));
+    return true;
+}
+
 static bool add_rules(scmp_filter_ctx ctx, const seccomp_opts_t *opts, char **err)
 {
     const char *an = seccomp_arch_name(opts->arch);
@@ -108,18 +150,16 @@ static bool add_rules(scmp_filter_ctx ctx, const seccomp_opts_t *opts, char **er
         }
         int rc;
         if (d->af_unix_only) {
-            /* The kernel reads socket()'s domain as an int: compare only the
-             * low 32 bits (masked), or a caller could set high bits in the
-             * 64-bit register, miss an exact 64-bit match and still get an
-             * AF_UNIX socket. */
-            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), host_nr, 1,
-                                  SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, AF_UNIX));
+            /* An exact 64-bit compare: a domain with high bits set (the
+             * kernel would read AF_UNIX from its low half) is refused by the
+             * family rules below, which take every such value. */
+            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), host_nr, 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
         } else {
             rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), host_nr, 0);
         }
         if (rc) return fail_rc(err, rc, xasprintf("cannot add the rule for %s on %s", d->syscall, an));
     }
-    return true;
+    return add_family_rules(ctx, "socket", an, err) && add_family_rules(ctx, "socketpair", an, err);
 }
 
 /* libseccomp 2.5 exports only to a file descriptor: use an anonymous memfd
@@ -152,6 +192,46 @@ static bool export_prog(scmp_filter_ctx ctx, buf_t *prog, char **err)
     return ok;
 }
 
+/* What socket(domain, SOCK_STREAM, protocol) or socketpair() must get. */
+static uint32_t family_verdict(const seccomp_opts_t *opts, bool pair, uint64_t domain, uint64_t protocol)
+{
+    uint32_t f = (uint32_t)domain; /* the kernel's int */
+    if (domain >> 32 || !family_allowed(f)) return BPF_RET_ERRNO | EAFNOSUPPORT;
+    if (!pair && f == AF_UNIX && !opts->allow_unix_sockets) return BPF_RET_ERRNO | EPERM;
+    if (!pair && f == AF_NETLINK && protocol != SECCOMP_NETLINK_PROTOCOL)
+        return BPF_RET_ERRNO | EPROTONOSUPPORT;
+    return BPF_RET_ALLOW;
+}
+
+/* Every family below 64 and a few hostile register values, each with a
+ * plain and a garbage-high-bits protocol, through socket() and socketpair(). */
+static bool self_check_families(const seccomp_opts_t *opts, const buf_t *prog, char **err)
+{
+    static const uint64_t odd[] = {0xffffffffu, 0x7fffffffu, 0x100000001ull, 0x100000002ull, 0xffffffff00000028ull,
+                                   0x100000010ull, 256, 65535};
+    static const uint64_t protos[] = {0, 9, 15, 0x100000000ull};
+    bpf_seccomp_data_t d = {0};
+    d.arch = seccomp_audit_arch(opts->arch);
+    for (int pair = 0; pair < 2; pair++) {
+        d.nr = seccomp_arch_syscall_nr(opts->arch, pair ? "socketpair" : "socket");
+        for (size_t i = 0; i < 64 + sizeof odd / sizeof *odd; i++)
+            for (size_t k = 0; k < sizeof protos / sizeof *protos; k++) {
+                d.args[0] = i < 64 ? i : odd[i - 64];
+                d.args[1] = 1;
+                d.args[2] = protos[k];
+                uint32_t want = family_verdict(opts, pair, d.args[0], d.args[2]);
+                uint32_t got = bpf_run(prog->p, prog->len, &d, NULL);
+                if (got != want) {
+                    *err = xasprintf("seccomp: self-check failed on %s: %s(%#llx, 1, %#llx) gives %#x, not %#x",
+                                     seccomp_arch_name(opts->arch), pair ? "socketpair" : "socket",
+                                     (unsigned long long)d.args[0], (unsigned long long)d.args[2], got, want);
+                    return false;
+                }
+            }
+    }
+    return true;
+}
+
 /* The kafel habit inside the build: before the program leaves, run it
  * through our own interpreter and insist on every promise of the header. */
 static bool self_check(const seccomp_opts_t *opts, const buf_t *prog, char **err)
@@ -179,6 +259,7 @@ static bool self_check(const seccomp_opts_t *opts, const buf_t *prog, char **err
             return false;
         }
     }
+    if (!self_check_families(opts, prog, err)) return false;
     d.args[0] = 0;
     d.nr = seccomp_arch_syscall_nr(opts->arch, "getpid");
     uint32_t allow = bpf_run(prog->p, prog->len, &d, NULL);

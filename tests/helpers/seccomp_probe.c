@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -47,6 +48,38 @@ static long ck_socketpair_unix(void)
 {
     int sv[2];
     return socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+}
+/* Families off the allowlist (EAFNOSUPPORT under the filter). AF_VSOCK
+ * reaches the hypervisor and whatever listens on the host's vsock side,
+ * past any network namespace; the others are hardware or kernel surface. */
+static long ck_socket_vsock(void) { return socket(AF_VSOCK, SOCK_STREAM, 0); }
+static long ck_socket_packet(void) { return socket(AF_PACKET, SOCK_DGRAM, 0); }
+static long ck_socket_bluetooth(void) { return socket(AF_BLUETOOTH, SOCK_STREAM, 3 /* BTPROTO_RFCOMM */); }
+static long ck_socket_alg(void) { return socket(AF_ALG, SOCK_SEQPACKET, 0); }
+static long ck_socket_key(void) { return socket(AF_KEY, SOCK_RAW, 2 /* PF_KEY_V2 */); }
+static long ck_socket_xdp(void) { return socket(AF_XDP, SOCK_RAW, 0); }
+static long ck_socket_unspec(void) { return socket(AF_UNSPEC, SOCK_STREAM, 0); }
+/* AF_INET with high bits in the domain register: refused, not read as AF_INET */
+static long ck_socket_inet_hibits(void) { return syscall(SYS_socket, 0x100000000UL | AF_INET, SOCK_STREAM, 0); }
+static long ck_socketpair_vsock(void)
+{
+    int sv[2];
+    return socketpair(AF_VSOCK, SOCK_STREAM, 0, sv);
+}
+/* Netlink: NETLINK_ROUTE only (EPROTONOSUPPORT for the rest). uevents and
+ * generic netlink exist in every network namespace, so without the filter
+ * both sockets open. */
+static long ck_netlink_route(void) { return socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0 /* NETLINK_ROUTE */); }
+static long ck_netlink_uevent(void) { return socket(AF_NETLINK, SOCK_RAW, 15 /* NETLINK_KOBJECT_UEVENT */); }
+static long ck_netlink_generic(void) { return socket(AF_NETLINK, SOCK_RAW, 16 /* NETLINK_GENERIC */); }
+static long ck_socket_inet6(void) { return socket(AF_INET6, SOCK_STREAM, 0); }
+/* What glibc's getifaddrs() and getaddrinfo(AI_ADDRCONFIG) do: a route dump. */
+static long ck_getifaddrs(void)
+{
+    struct ifaddrs *ifa = NULL;
+    long r = getifaddrs(&ifa);
+    if (r == 0) freeifaddrs(ifa);
+    return r;
 }
 static long ck_ptrace_traceme(void) { return ptrace(PTRACE_TRACEME, 0, NULL, NULL); }
 static long ck_io_uring_setup(void)
@@ -97,6 +130,20 @@ static const struct { const char *name; check_fn fn; } checks[] = {
     {"socket-unix-hibits", ck_socket_unix_hibits},
     {"socket-inet", ck_socket_inet},
     {"socketpair-unix", ck_socketpair_unix},
+    {"socket-vsock", ck_socket_vsock},
+    {"socket-packet", ck_socket_packet},
+    {"socket-bluetooth", ck_socket_bluetooth},
+    {"socket-alg", ck_socket_alg},
+    {"socket-key", ck_socket_key},
+    {"socket-xdp", ck_socket_xdp},
+    {"socket-unspec", ck_socket_unspec},
+    {"socket-inet-hibits", ck_socket_inet_hibits},
+    {"socketpair-vsock", ck_socketpair_vsock},
+    {"netlink-route", ck_netlink_route},
+    {"netlink-uevent", ck_netlink_uevent},
+    {"netlink-generic", ck_netlink_generic},
+    {"socket-inet6", ck_socket_inet6},
+    {"getifaddrs", ck_getifaddrs},
     {"ptrace-traceme", ck_ptrace_traceme},
     {"io-uring-setup", ck_io_uring_setup},
     {"keyctl", ck_keyctl},

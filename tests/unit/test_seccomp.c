@@ -18,6 +18,7 @@
 #define AUDIT_ARM 0x40000028u
 #define X32_BIT 0x40000000
 #define EPERM_RET (BPF_RET_ERRNO | 1u)
+#define EAFNO_RET (BPF_RET_ERRNO | 97u) /* EAFNOSUPPORT */
 
 typedef struct { const char *name; int x86_64, aarch64; } sysnr_t;
 
@@ -61,6 +62,19 @@ static uint32_t run(const buf_t *prog, uint32_t arch, int nr, uint64_t a0)
     return ok ? r : BPF_RUN_INVALID;
 }
 
+static uint32_t run3(const buf_t *prog, uint32_t arch, int nr, uint64_t a0, uint64_t a2)
+{
+    bpf_seccomp_data_t d = {0};
+    d.arch = arch;
+    d.nr = nr;
+    d.args[0] = a0;
+    d.args[1] = 3; /* SOCK_RAW, as netlink sockets are made */
+    d.args[2] = a2;
+    bool ok = false;
+    uint32_t r = bpf_run(prog->p, prog->len, &d, &ok);
+    return ok ? r : BPF_RUN_INVALID;
+}
+
 static void build(seccomp_arch_t a, bool unix_ok, buf_t *out)
 {
     seccomp_opts_t o = {a, unix_ok};
@@ -98,17 +112,40 @@ static void test_arch(seccomp_arch_t a)
         CHECK_INT(run(&p, native, nr, 1 /* AF_UNIX in a0 must not matter */), BPF_RET_ALLOW, name);
     }
 
-    /* socket(): only the AF_UNIX domain, in its low 32 bits, is denied. */
+    /* socket(): AF_UNIX is denied with EPERM; AF_INET, AF_INET6 and
+     * AF_NETLINK (NETLINK_ROUTE) are allowed; every other family, and any
+     * domain with high bits set (the kernel would read its low half), gets
+     * EAFNOSUPPORT. */
     snprintf(name, sizeof name, "%s: socket(AF_UNIX) -> ERRNO(EPERM)", an);
     CHECK_INT(run(&p, native, sock, 1), EPERM_RET, name);
-    snprintf(name, sizeof name, "%s: socket(AF_UNIX | high garbage bits) -> ERRNO(EPERM)", an);
-    CHECK_INT(run(&p, native, sock, 0xffffffff00000001ull), EPERM_RET, name);
-    CHECK_INT(run(&p, native, sock, 0x0000000100000001ull), EPERM_RET, "socket(1 | 1<<32) -> ERRNO(EPERM)");
+    snprintf(name, sizeof name, "%s: socket(AF_UNIX | high garbage bits) -> ERRNO(EAFNOSUPPORT)", an);
+    CHECK_INT(run(&p, native, sock, 0xffffffff00000001ull), EAFNO_RET, name);
+    CHECK_INT(run(&p, native, sock, 0x0000000100000001ull), EAFNO_RET, "socket(1 | 1<<32) -> ERRNO(EAFNOSUPPORT)");
     snprintf(name, sizeof name, "%s: socket(AF_INET) -> ALLOW", an);
     CHECK_INT(run(&p, native, sock, 2), BPF_RET_ALLOW, name);
     CHECK_INT(run(&p, native, sock, 10), BPF_RET_ALLOW, "socket(AF_INET6) -> ALLOW");
-    CHECK_INT(run(&p, native, sock, 16), BPF_RET_ALLOW, "socket(AF_NETLINK) -> ALLOW");
-    CHECK_INT(run(&p, native, sock, 0x100000002ull), BPF_RET_ALLOW, "socket(AF_INET | 1<<32) -> ALLOW");
+    CHECK_INT(run(&p, native, sock, 16), BPF_RET_ALLOW, "socket(AF_NETLINK, NETLINK_ROUTE) -> ALLOW");
+    CHECK_INT(run3(&p, native, sock, 16, 9), BPF_RET_ERRNO | 93u /* EPROTONOSUPPORT */,
+              "socket(AF_NETLINK, NETLINK_AUDIT) -> ERRNO(EPROTONOSUPPORT)");
+    CHECK_INT(run3(&p, native, sock, 16, 15), BPF_RET_ERRNO | 93u /* EPROTONOSUPPORT */,
+              "socket(AF_NETLINK, NETLINK_KOBJECT_UEVENT) -> ERRNO(EPROTONOSUPPORT)");
+    CHECK_INT(run(&p, native, sock, 0x100000002ull), EAFNO_RET, "socket(AF_INET | 1<<32) -> ERRNO(EAFNOSUPPORT)");
+    static const struct { uint64_t af; const char *name; } refused[] = {
+        {0, "AF_UNSPEC"}, {3, "AF_AX25"}, {4, "AF_IPX"}, {5, "AF_APPLETALK"}, {15, "AF_KEY"}, {17, "AF_PACKET"},
+        {29, "AF_CAN"}, {31, "AF_BLUETOOTH"}, {38, "AF_ALG"}, {40, "AF_VSOCK"}, {44, "AF_XDP"}, {45, "AF_MCTP"},
+        {46, "AF_MAX (a family of a later kernel)"}, {0xffffffffu, "-1"}, {0x7fffffffu, "INT_MAX"},
+    };
+    int pair = nr_of(&(sysnr_t){"socketpair", 53, 199}, a);
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        snprintf(name, sizeof name, "%s: socket(%s) -> ERRNO(EAFNOSUPPORT)", an, refused[i].name);
+        CHECK_INT(run(&p, native, sock, refused[i].af), EAFNO_RET, name);
+        snprintf(name, sizeof name, "%s: socketpair(%s) -> ERRNO(EAFNOSUPPORT)", an, refused[i].name);
+        CHECK_INT(run(&p, native, pair, refused[i].af), EAFNO_RET, name);
+        snprintf(name, sizeof name, "%s: allow_unix_sockets: socket(%s) -> ERRNO(EAFNOSUPPORT)", an, refused[i].name);
+        CHECK_INT(run(&u, native, sock, refused[i].af), EAFNO_RET, name);
+    }
+    snprintf(name, sizeof name, "%s: socketpair(AF_UNIX) -> ALLOW", an);
+    CHECK_INT(run(&p, native, pair, 1), BPF_RET_ALLOW, name);
     snprintf(name, sizeof name, "%s: allow_unix_sockets: socket(AF_UNIX) -> ALLOW", an);
     CHECK_INT(run(&u, native, sock, 1), BPF_RET_ALLOW, name);
     CHECK(seccomp_arch_syscall_nr(a, "socket") == sock, "libseccomp agrees on socket's number");
@@ -190,16 +227,20 @@ static void test_disasm_pins(void)
     CHECK_INT(lines, p.len / 8, "one line per instruction");
     const char *pins[] = {
         "0000: 0020 00 00 00000004  ld [4]                       ; arch",
-        "0001: 0015 00 23 c000003e  jeq #0xc000003e, 2, 37       ; arch == AUDIT_ARCH_X86_64",
+        "0001: 0015 00 4c c000003e  jeq #0xc000003e, 2, 78       ; arch == AUDIT_ARCH_X86_64",
         "0002: 0020 00 00 00000000  ld [0]                       ; nr",
         "0003: 0035 00 01 40000000  jge #0x40000000, 4, 5        ; nr >= 0x40000000 (x32 ABI bit)",
-        "0004: 0015 00 20 ffffffff  jeq #0xffffffff, 5, 37       ; nr == -1",
-        "0005: 0015 1e 00 00000065  jeq #0x65, 36, 6             ; nr == ptrace",
-        "0029: 0015 00 05 00000029  jeq #0x29, 30, 35            ; nr == socket",
-        "0033: 0020 00 00 00000010  ld [16]                      ; args[0].lo",
-        "0035: 0006 00 00 7fff0000  ret #0x7fff0000              ; ALLOW",
-        "0036: 0006 00 00 00050001  ret #0x50001                 ; ERRNO(1)",
-        "0037: 0006 00 00 80000000  ret #0x80000000              ; KILL_PROCESS",
+        "0004: 0015 00 49 ffffffff  jeq #0xffffffff, 5, 78       ; nr == -1",
+        "0005: 0015 46 00 00000065  jeq #0x65, 76, 6             ; nr == ptrace",
+        "0029: 0015 00 0f 00000035  jeq #0x35, 30, 45            ; nr == socketpair",
+        "0045: 0015 00 1d 00000029  jeq #0x29, 46, 75            ; nr == socket",
+        "0054: 0006 00 00 0005005d  ret #0x5005d                 ; ERRNO(93)",
+        "0068: 0015 07 00 00000001  jeq #0x1, 76, 69             ; args[0].lo == 1",
+        "0074: 0025 02 00 00000010  jgt #0x10, 77, 75            ; args[0].lo > 0x10",
+        "0075: 0006 00 00 7fff0000  ret #0x7fff0000              ; ALLOW",
+        "0076: 0006 00 00 00050001  ret #0x50001                 ; ERRNO(1)",
+        "0077: 0006 00 00 00050061  ret #0x50061                 ; ERRNO(97)",
+        "0078: 0006 00 00 80000000  ret #0x80000000              ; KILL_PROCESS",
     };
     for (size_t i = 0; i < sizeof pins / sizeof pins[0]; i++) {
         char name[64];
@@ -211,7 +252,7 @@ static void test_disasm_pins(void)
     buf_truncate(&d2, 0);
     build(SECCOMP_AARCH64, false, &p);
     bpf_disasm(p.p, p.len, &d2);
-    CHECK(has_line(d2.p, "0001: 0015 00 21 c00000b7  jeq #0xc00000b7, 2, 35       ; arch == AUDIT_ARCH_AARCH64"),
+    CHECK(has_line(d2.p, "0001: 0015 00 4a c00000b7  jeq #0xc00000b7, 2, 76       ; arch == AUDIT_ARCH_AARCH64"),
           "aarch64 disassembly pin: arch check");
     CHECK(strstr(d2.p, "; nr == umount2\n") && strstr(d2.p, "jeq #0xc6, ") && !strstr(d2.p, "x32"),
           "aarch64 disassembly: umount2, socket 198, no x32 check");
