@@ -18,6 +18,7 @@
 #include "lattice.h"
 #include "paths.h"
 #include "sandbox.h"
+#include "wsguard.h"
 
 /* The scratch dir: $XDG_STATE_HOME/drun/run/scratch, never under /tmp (the
  * sandbox has a private /tmp; the scratch dir is HOME). On the host it is
@@ -36,6 +37,22 @@ static char *scratch_dir(void)
         return NULL;
     }
     return dir;
+}
+
+/* The workspace guard (SPEC §13): a workspace that is /, $HOME, or an
+ * ancestor of $HOME or of the state dir would hand the command every file
+ * of the user (~/.ssh, the runner's own state) to write. True when refused. */
+static bool refuse_broad_workspace(const char *shown, const char *real)
+{
+    char *state = state_path("");
+    char *why = wsguard_reason(real, getenv("HOME"), state);
+    free(state);
+    if (why)
+        fprintf(stderr, "drun-policy run: refusing the workspace '%s' (%s): it is %s, and the sandbox could write "
+                        "everything in it; run from a project directory or give --workspace DIR (or, knowingly, "
+                        "--allow-broad-workspace)\n", shown, real, why);
+    free(why);
+    return why != NULL;
 }
 
 int cmd_run(const cli_args_t *a)
@@ -59,6 +76,10 @@ int cmd_run(const cli_args_t *a)
 
     char cwd[PATH_MAX], real[PATH_MAX];
     const char *ws = a->workspace ? a->workspace : getcwd(cwd, sizeof cwd);
+    if (ws && !a->allow_broad_workspace && realpath(ws, real) && refuse_broad_workspace(ws, real)) {
+        sandbox_early_abort(x.early);
+        return EXIT_USAGE;
+    }
     char *scratch = ws ? scratch_dir() : NULL;
     if (!ws || !scratch) {
         fprintf(stderr, "drun-policy run: cannot set up the workspace or scratch dir: %s\n", strerror(errno));
