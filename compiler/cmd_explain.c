@@ -11,6 +11,7 @@
 #include "compile.h"
 #include "explain.h"
 #include "jsonw.h"
+#include "lattice.h"
 
 typedef struct query {
     explain_q_t q;
@@ -83,6 +84,9 @@ int cmd_explain(const cli_args_t *a)
         return EXIT_USAGE;
     }
     policy_t *p = cli_load_policy("explain", a->pos[0], &rc);
+    /* probing this host: its runtime-owned paths are known (the state dir,
+     * this config); with a facts file they would be another host's */
+    if (p && !a->facts[0] && !a->facts[1]) runtime_owned_add_defaults(p->path);
     explain_opts_t o = {{a->facts[0], a->facts[1]}, {NULL, NULL}, a->workspace};
     explain_t *e = p ? explain_new(p, &o, &err) : NULL;
     if (p && !e) {

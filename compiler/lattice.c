@@ -212,6 +212,12 @@ void runtime_owned_add_defaults(const char *config)
         runtime_owned_add(d, "drun's config dir (~/.drun/config.toml is the config when none is named)");
         free(d);
     }
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    if (xdg && xdg[0] == '/') { /* where the bwrap probe is cached (facts.c), when not ~/.cache */
+        char *c = xasprintf("%s/drun", xdg);
+        runtime_owned_add(c, "the bwrap probe cache (it decides --disable-userns)");
+        free(c);
+    }
     const char *env = getenv("DRUN_CONFIG");
     if (env && *env) runtime_owned_add(env, "the config named by $DRUN_CONFIG");
     if (config && strncmp(config, "builtin:", 8) != 0) runtime_owned_add(config, "the config in force");

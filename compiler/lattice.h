@@ -76,7 +76,8 @@ const char *runtime_owned_at(size_t i, const char **why);
 const char *runtime_owned_default_at(size_t i, const char **why);
 
 /* Registers what every host-side caller owns: the state dir (state_path),
- * ~/.drun, $DRUN_CONFIG when set, and config when not NULL or builtin:. */
+ * ~/.drun, the bwrap probe cache ($XDG_CACHE_HOME/drun), $DRUN_CONFIG when
+ * set, and config when not NULL or builtin:. */
 void runtime_owned_add_defaults(const char *config);
 
 /* Concrete session roots for level() and for exec-time planning. */
