@@ -383,6 +383,9 @@ typedef struct lindex {
     strmap_t beaten;       /* "base\x01path" of config grants policy_resolve dropped */
     strmap_t first_cap;    /* "level base glob\x01path" -> index of the first config cap so written */
     const rrule_t **kept;  /* config rule index -> its resolved grant, or NULL */
+    const char **tail;     /* cap index -> for "**" + "/LITERAL" caps, "/LITERAL": a path without it
+                              as a substring cannot match (NULL: no such shortcut) */
+    VEC(size_t) gi;        /* scratch: the grant candidates' indices */
     VEC(size_t) cand;      /* scratch: candidate indices */
 } lindex_t;
 
@@ -492,10 +495,15 @@ static lindex_t *lindex_build(lint_t *l, target_t t)
         if (g->rule >= l->pol->rules.v && g->rule < l->pol->rules.v + l->pol->rules.n)
             ix->kept[g->rule - l->pol->rules.v] = g;
     }
+    ix->tail = xcalloc(r->caps.n + 1, sizeof *ix->tail);
     for (size_t i = 0; i < r->caps.n; i++) {
         const rrule_t *c = &r->caps.v[i];
         const char *abs = rrule_abs(c, &l->roots, &l->a);
         if (abs) file_under(l, &ix->caps, (chain_t *)&ix->next_c, c->glob ? glob_literal_prefix(abs, &l->a) : abs, i);
+        /* the [protect] patterns and "**" + "/NAME" entries: every path is
+         * a candidate, and a glob match per question was most of lint's time */
+        if (abs && c->anywhere && strncmp(abs, "/**/", 4) == 0 && !strpbrk(abs + 3, "*?\\"))
+            ix->tail[i] = abs + 3;
     }
     for (size_t i = 0; i < l->pol->rules.n; i++) {
         const rule_t *o = &l->pol->rules.v[i];
@@ -517,6 +525,8 @@ static void lindex_free(lindex_t *ix)
     free(ix->view.grants.v);
     free(ix->view.caps.v);
     free(ix->kept);
+    free(ix->tail);
+    vec_free(&ix->gi);
     strmap_free(&ix->grants);
     strmap_free(&ix->caps);
     strmap_free(&ix->below);
@@ -535,21 +545,28 @@ static level_t lint_level(lint_t *l, target_t t, const char *path, verdict_t *wh
     lindex_t *ix = l->ix[t];
     const resolved_t *r = l->res[t];
     gather(ix, &ix->grants, ix->next_g.v, path);
-    size_t *gi = xcalloc(ix->cand.n + 1, sizeof *gi);
+    ix->gi.n = 0;
     for (size_t i = 0; i < ix->cand.n; i++) {
-        gi[i] = ix->cand.v[i];
-        ix->view.grants.v[i] = r->grants.v[gi[i]];
+        vec_push(&ix->gi, ix->cand.v[i]);
+        ix->view.grants.v[i] = r->grants.v[ix->cand.v[i]];
     }
+    const size_t *gi = ix->gi.v;
     ix->view.grants.n = ix->cand.n;
     gather(ix, &ix->caps, ix->next_c.v, path);
-    for (size_t i = 0; i < ix->cand.n; i++) ix->view.caps.v[i] = r->caps.v[ix->cand.v[i]];
-    ix->view.caps.n = ix->cand.n;
+    size_t keep = 0;
+    for (size_t i = 0; i < ix->cand.n; i++) {
+        const char *tail = ix->tail[ix->cand.v[i]];
+        if (tail && !strstr(path, tail)) continue;
+        ix->cand.v[keep] = ix->cand.v[i];
+        ix->view.caps.v[keep++] = r->caps.v[ix->cand.v[i]];
+    }
+    ix->cand.n = keep;
+    ix->view.caps.n = keep;
     verdict_t v;
     level_t lvl = level_of(&ix->view, &l->roots, path, &v);
     /* point back into res[t]: callers compare rules by address */
     if (v.grant) v.grant = &r->grants.v[gi[v.grant - ix->view.grants.v]];
     for (unsigned i = 0; i < v.ncaps; i++) v.caps[i] = &r->caps.v[ix->cand.v[v.caps[i] - ix->view.caps.v]];
-    free(gi);
     if (why) *why = v;
     return lvl;
 }

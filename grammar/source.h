@@ -31,7 +31,7 @@ typedef struct source {
 
 /* Bytes between two entries of source_t.chars: a column is found by one table
  * look-up and a scan of at most this many bytes twice, however long the line. */
-#define SOURCE_CHAR_STEP 256u
+#define SOURCE_CHAR_STEP 64u
 
 typedef struct srcpos {
     unsigned line; /* 1-based */
