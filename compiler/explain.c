@@ -1027,6 +1027,8 @@ static void overview_network(explain_t *e, buf_t *out)
     item(out, "AF_UNIX sockets (linux)", policy_get(p, S_ALLOW_UNIX_SOCKETS)
                                              ? "allowed ([network] allow_unix_sockets = true)"
                                              : "new ones denied by the seccomp filter");
+    item(out, "other sockets (linux)", "AF_INET and AF_INET6 (loopback only) and route netlink; every other family "
+                                       "(AF_VSOCK, AF_PACKET, AF_ALG, ...) refused by the seccomp filter");
     buf_t hosts = BUF_INIT;
     for (size_t i = 0; i < p->domains.n; i++) {
         const domain_rule_t *d = &p->domains.v[i];
