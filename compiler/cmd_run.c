@@ -4,6 +4,7 @@
  * not be set up, 126/127 as a shell does. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,17 +27,22 @@
  * own sandbox, so what the command writes there (and the placeholders of the
  * protections) stays in memory and goes with the sandbox. Runs at the same
  * time share the path but never the contents, and nothing is left to remove. */
-static char *scratch_dir(void)
+
+/* As root the sandbox runs as the sandbox user (sandbox_use_user), which
+ * cannot write a workspace it was not given: said once, before the run. */
+static void warn_unwritable(const char *ws)
 {
-    char *dir = state_path("run/scratch");
-    struct stat st;
-    int rc = stat(dir, &st);
-    if (rc != 0 || !S_ISDIR(st.st_mode)) {
-        if (rc == 0) errno = ENOTDIR;
-        free(dir);
-        return NULL;
-    }
-    return dir;
+    if (geteuid() != 0) return;
+    int fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return;
+    uid_t uid;
+    gid_t gid;
+    sandbox_user(&uid, &gid);
+    if (!sandbox_user_can_write(fd))
+        fprintf(stderr, "drun-policy run: warning: the sandbox runs as uid %u, which cannot write the workspace %s "
+                        "(as root, give the sandbox user the workspace: chown -R %u:%u, or run as a normal user)\n",
+                (unsigned)uid, ws, (unsigned)uid, (unsigned)gid);
+    close(fd);
 }
 
 /* The workspace guard (SPEC §13): a workspace that is /, $HOME, or an
@@ -57,49 +63,39 @@ static bool refuse_broad_workspace(const char *shown, const char *real)
 
 int cmd_run(const cli_args_t *a)
 {
-    /* bwrap starts loading first, and waits while the workspace is checked,
-     * the policy compiled and the run planned; a run given up on kills it
-     * unused. Its start (exec, its libraries, its own setup) is what the run
-     * waits for, so nothing comes before it. (Not as another user than root:
-     * the sandbox then starts the command through a prlimit shim whose limit
-     * comes from the policy.) */
-    sbx_exec_t x = {NULL, NULL, a->rest, 0, 1, 2, false, NULL, NULL, true, NULL};
+    /* The workspace is resolved once: from the spawn on it is held by fd.
+     * sandbox_spawn starts bwrap as soon as the policy is compiled (not as
+     * root: the sandbox user's limits are set in the child, before the
+     * exec, so that bwrap waits for nothing). */
+    sbx_exec_t x = {NULL, NULL, a->rest, 0, 1, 2, false, NULL, NULL, true, NULL, -1};
     /* the sandbox's pid 1 comes to this process if bwrap ends first: when
      * the command left a process, the run waits for pid 1 before removing
      * the placeholders (sandbox_wait_finish) */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    char *err = NULL, *bin = geteuid() == 0 ? sandbox_find_bwrap() : NULL;
-    x.early = bin ? sandbox_prestart(bin, &x, &err) : NULL;
-    free(bin);
-    free(err); /* without it, sandbox_spawn starts bwrap itself and says what fails */
-    err = NULL;
-
-    char cwd[PATH_MAX], real[PATH_MAX];
-    const char *ws = a->workspace ? a->workspace : getcwd(cwd, sizeof cwd);
-    if (ws && !a->allow_broad_workspace && realpath(ws, real) && refuse_broad_workspace(ws, real)) {
-        sandbox_early_abort(x.early);
-        return EXIT_USAGE;
-    }
-    char *scratch = ws ? scratch_dir() : NULL;
-    if (!ws || !scratch) {
-        fprintf(stderr, "drun-policy run: cannot set up the workspace or scratch dir: %s\n", strerror(errno));
-        sandbox_early_abort(x.early);
-        free(scratch);
+    char *err = NULL;
+    char real[PATH_MAX];
+    const char *ws = a->workspace ? a->workspace : ".";
+    if (!a->allow_broad_workspace && realpath(ws, real) && refuse_broad_workspace(ws, real)) return EXIT_USAGE;
+    char *scratch = realpath(ws, real) ? sandbox_run_scratch(&err) : NULL;
+    if (!scratch) {
+        fprintf(stderr, "drun-policy run: cannot set up the workspace or scratch dir: %s\n",
+                err ? err : strerror(errno));
+        free(err);
         return EXIT_SETUP;
     }
-    if (realpath(ws, real) && path_is_under(real, scratch)) {
+    if (path_is_under(real, scratch)) {
         /* the scratch tmpfs would cover it */
         fprintf(stderr, "drun-policy run: the workspace '%s' is inside the scratch dir %s\n", ws, scratch);
-        sandbox_early_abort(x.early);
         free(scratch);
         return EXIT_SETUP;
     }
-    /* the tools' state (device nodes, pending placeholder lists, drun-mcp's
-     * sessions) stays dark even under a grant of ~; the scratch inside shows */
-    char *state = state_path("");
-    const char *hide[] = {state, NULL};
-    x.workspace = ws;
+    x.workspace = real;
     x.scratch = scratch;
+    warn_unwritable(real);
+    /* the tools' state (pending placeholder lists, drun-mcp's sessions)
+     * stays dark even under a grant of ~; the scratch inside shows */
+    char *state = sandbox_state_path();
+    const char *hide[] = {state, NULL};
     x.hide = hide;
 
     int rc = EXIT_OK;

@@ -40,12 +40,21 @@ bool mkdirs(const char *path, mode_t mode)
     return ok;
 }
 
-char *state_path(const char *sub)
+void state_base(const char **trusted, const char **below)
 {
     const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    const char *sep = *sub ? "/" : "";
-    char *dir = xdg && *xdg == '/' ? xasprintf("%s/drun%s%s", xdg, sep, sub)
-              : xasprintf("%s/.local/state/drun%s%s", home && *home == '/' ? home : "/root", sep, sub);
-    mkdirs(dir, 0700);
-    return dir;
+    if (xdg && *xdg == '/') {
+        *trusted = xdg;
+        *below = "drun";
+    } else {
+        *trusted = home && *home == '/' ? home : "/root";
+        *below = ".local/state/drun";
+    }
+}
+
+char *state_path(const char *sub)
+{
+    const char *trusted, *below;
+    state_base(&trusted, &below);
+    return xasprintf("%s/%s%s%s", trusted, below, *sub ? "/" : "", sub);
 }

@@ -24,6 +24,7 @@
 #include "lattice.h"
 #include "log.h"
 #include "mcp.h"
+#include "sandbox.h"
 #include "transport.h"
 
 #ifndef DRUN_VERSION
@@ -40,6 +41,7 @@ typedef struct args {
     const char *token_file; /* --token-file FILE */
     const char *max_msg;    /* --max-message BYTES */
     const char *log_level;  /* --log-level LEVEL */
+    const char *sandbox_user; /* --sandbox-user USER|UID[:GID] (as root) */
     const char *limits[16]; /* --limit NAME=VALUE, in order (repeatable) */
     size_t nlimits;
     bool stdio;             /* --stdio */
@@ -55,13 +57,13 @@ typedef struct opt {
 
 #define OPT(field) offsetof(args_t, field)
 static const opt_t options[] = {
-    {"config", "FILE", OPT(config), "policy file, recompiled whenever it changes "
-                                    "(default: $DRUN_CONFIG, ~/.drun/config.toml, built-in)"},
+    {"config", "FILE", OPT(config), "policy, reloaded on change (default: $DRUN_CONFIG, ~/.drun/config.toml)"},
     {"artifacts", "DIR", OPT(artifacts), "serve precompiled artifacts (drun-policy compile -o)"},
     {"stdio", NULL, OPT(stdio), "MCP over stdin/stdout (the default)"},
     {"listen", "ADDR:PORT", OPT(listen), "MCP Streamable HTTP at http://ADDR:PORT/mcp "
                                          "(port 0: any free port)"},
     {"state-dir", "DIR", OPT(state_dir), "where sessions live (default: $XDG_STATE_HOME/drun)"},
+    {"sandbox-user", "USER", OPT(sandbox_user), "as root: who sandboxes run as (drun-sandbox, or nobody)"},
     {"token-file", "FILE", OPT(token_file), "HTTP: Bearer tokens, one a line, each a "
                                             "principal of its own"},
     {"max-message", "BYTES", OPT(max_msg), "largest message: stdio line or HTTP body "
@@ -78,7 +80,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: drun-mcp [--config FILE | --artifacts DIR] [--stdio | --listen ADDR:PORT]\n"
                "                [--state-dir DIR] [--token-file FILE] [--max-message BYTES]\n"
-               "                [--log-level LEVEL]\n\n"
+               "                [--log-level LEVEL] [--sandbox-user USER]\n\n"
                "An MCP server that hands AI agents sandboxed sessions under a drun policy.\n\n");
     for (size_t i = 0; i < NOPTS; i++) {
         char left[40];
@@ -261,7 +263,8 @@ out:
 /* Creates dir (0700, parents too) and returns its resolved path. */
 static char *prepare_state_dir(const char *dir)
 {
-    mkdirs(dir, 0700); /* a failure shows at realpath */
+    /* as root the sandbox user must search it; a failure shows at realpath */
+    mkdirs(dir, geteuid() == 0 ? 0711 : 0700);
     char real[PATH_MAX];
     if (!realpath(dir, real)) {
         fprintf(stderr, "drun-mcp: state dir %s: %s\n", dir, strerror(errno));
@@ -414,6 +417,12 @@ int main(int argc, char **argv)
             return EXIT_USAGE;
         }
         rt_log_set_level(l);
+    }
+    char *uerr = NULL;
+    if (!sandbox_use_user(a.sandbox_user, &uerr)) {
+        fprintf(stderr, "drun-mcp: %s\n", uerr);
+        free(uerr);
+        return EXIT_USAGE;
     }
     size_t max_msg = STDIO_MAX_LINE;
     if (a.max_msg) {

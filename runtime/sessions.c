@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "fsutil.h"
 #include "log.h"
+#include "sandbox.h"
 #include "tree.h"
 
 struct sessions {
@@ -90,6 +91,31 @@ static void sweep(int rootfd)
     vec_free(&names);
 }
 
+/* As root the sandbox runs as the sandbox user (sandbox.h), and bwrap,
+ * running as that user, resolves the workspace by path: the state dir and
+ * the sessions dir (fd) must let it search (0711: a name, no listing). */
+static bool searchable_by_sandbox(const char *state_dir, int fd, char **err)
+{
+    if (geteuid() != 0) return true;
+    int sfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    bool ok = sfd >= 0 && fchmod(sfd, 0711) == 0 && fchmod(fd, 0711) == 0;
+    if (!ok) *err = xasprintf("cannot let the sandbox user reach %s/sessions: %s", state_dir, strerror(errno));
+    if (sfd >= 0) close(sfd);
+    return ok;
+}
+
+/* As root: the session's directory searchable by the sandbox user, its
+ * workspace and scratch dir owned by it (the sandbox writes there). */
+static bool give_to_sandbox(int dfd)
+{
+    if (geteuid() != 0) return true;
+    uid_t uid;
+    gid_t gid;
+    sandbox_user(&uid, &gid);
+    return fchmod(dfd, 0711) == 0 && fchownat(dfd, "workspace", uid, gid, AT_SYMLINK_NOFOLLOW) == 0 &&
+           fchownat(dfd, "scratch", uid, gid, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 sessions_t *sessions_new(const char *state_dir, char **err)
 {
     char *root = xasprintf("%s/sessions", state_dir);
@@ -118,6 +144,10 @@ sessions_t *sessions_new(const char *state_dir, char **err)
     if (st.st_uid != geteuid() || (st.st_mode & 022)) {
         *err = xasprintf("%s must be owned by uid %u and not writable by group or others "
                          "(chmod 700 it)", real, (unsigned)geteuid());
+        close(fd);
+        return NULL;
+    }
+    if (!searchable_by_sandbox(state_dir, fd, err)) {
         close(fd);
         return NULL;
     }
@@ -211,7 +241,7 @@ static bool make_dirs(sessions_t *t, session_t *s, char **err)
     s->lock_fd = openat(dfd, ".lock", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (s->lock_fd < 0 || flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0)
         goto fail;
-    if (mkdirat(dfd, "workspace", 0700) < 0 || mkdirat(dfd, "scratch", 0700) < 0)
+    if (mkdirat(dfd, "workspace", 0700) < 0 || mkdirat(dfd, "scratch", 0700) < 0 || !give_to_sandbox(dfd))
         goto fail;
     s->ws_fd = openat(dfd, "workspace", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (s->ws_fd < 0)

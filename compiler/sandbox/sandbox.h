@@ -1,7 +1,8 @@
 /* sandbox.h — running a command under a compiled policy on Linux: the bwrap
  * vector (static template + the session part planned at exec time), the
  * seccomp program, the rlimits, and the spawn. Shared by `drun-policy run`
- * and drun-mcp, so both run commands exactly the same way.
+ * and drun-mcp, so both run commands exactly the same way. The one public
+ * header of compiler/sandbox/ (sbx_int.h lists its files).
  */
 #ifndef DRUN_SANDBOX_H
 #define DRUN_SANDBOX_H
@@ -33,8 +34,9 @@ void sandbox_free(sandbox_t *s);
 typedef struct sbx_early sbx_early_t;
 
 typedef struct sbx_exec {
-    const char *workspace;   /* absolute path of the session workspace (exists) */
-    const char *scratch;     /* absolute path of the session scratch dir (exists) */
+    const char *workspace;   /* absolute, resolved path of the session workspace (exists): where it
+                                is mounted inside; the host directory itself comes from workspace_fd */
+    const char *scratch;     /* absolute, resolved path of the session scratch dir (exists) */
     char *const *argv;       /* the command, argv[0] looked up in the sandbox's PATH */
     int fd_in, fd_out, fd_err; /* the command's stdio; -1 means /dev/null */
     bool new_pgrp;           /* child leads a new process group (killable as a whole) */
@@ -46,7 +48,29 @@ typedef struct sbx_exec {
                                 than it; a session's scratch stays a host dir */
     sbx_early_t *early;      /* a bwrap the caller started for this run, or NULL: sandbox_spawn
                                 takes it over (uses it, or kills it on any failure) */
+    int workspace_fd;        /* an O_DIRECTORY fd of the workspace the caller keeps (drun-mcp's
+                                session), bound by fd (bwrap --bind-fd); 0 (a zeroed struct) or
+                                -1: none, the workspace path is opened once per run instead */
 } sbx_exec_t;
+
+/* Who the sandbox runs as when the caller is root (process-wide, set once
+ * before any run): spec "USER", "UID" or "UID:GID"; NULL: the default, user
+ * drun-sandbox when /etc/passwd has it, else 65534:65534 (nobody). A root
+ * caller drops to it before bwrap starts, so the sandbox holds no host root
+ * (RLIMIT_NPROC binds, /etc/shadow is unreadable). uid or gid 0 is refused.
+ * Ignored when the caller is not root. False with *err (caller frees). */
+bool sandbox_use_user(const char *spec, char **err);
+/* The host uid and gid sandboxes of this process run as (the caller's own
+ * when not root). */
+void sandbox_user(uid_t *uid, gid_t *gid);
+/* True when the sandbox's host uid can write the directory fd is (its
+ * owner, or group/other write for it). */
+bool sandbox_user_can_write(int fd);
+/* The scratch mount point of one-off runs, STATE/run/scratch, made below
+ * the state dir by fd (owner and mode checked). NULL with *err. Caller frees. */
+char *sandbox_run_scratch(char **err);
+/* The state dir path (for hiding it), whether or not it exists. Caller frees. */
+char *sandbox_state_path(void);
 
 /* Starts bwrap before there is a plan: it loads and then waits for its
  * limits, filter and arguments, which sandbox_spawn hands it (x->early), so
@@ -103,16 +127,18 @@ void sandbox_status(sbx_residue_t *residue, int wait_status, sbx_status_t *st);
  * the placeholders (sandbox_cleanup). residue is freed. */
 void sandbox_wait_finish(sbx_residue_t *residue, pid_t pid, sbx_status_t *st);
 
-/* Removes the placeholders bwrap created (only those that are still empty)
- * and frees residue. Safe with concurrent runs in the same workspace: a
+/* Removes the placeholders bwrap created (only those that are still empty,
+ * only beneath the workspace by its fd, never through a symlink) and frees
+ * residue. Safe with concurrent runs in the same workspace: a
  * placeholder is a mount point in every sandbox using that workspace, and
  * removing it on the host would silently drop their mounts, so runs share a
  * lock per workspace and only the last one out removes what all of them left. */
 void sandbox_cleanup(sbx_residue_t *residue);
 
 /* The full bwrap argument vector sandbox_spawn would use for x, one argument
- * per element, for explain and tests (no fork; as root the private device
- * nodes are checked or made, as for a run). NULL with *err on failure. */
+ * per element, for explain and tests (no fork). The fds it names (6 the
+ * empty file, 7 the workspace, 8 the scratch dir) are those sandbox_spawn
+ * passes. NULL with *err on failure. */
 char **sandbox_argv(const sandbox_t *s, const sbx_exec_t *x, size_t *argc, char **err);
 void sandbox_argv_free(char **argv, size_t argc);
 

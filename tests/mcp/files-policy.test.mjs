@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { TRANSPORTS, start } from './lib.mjs';
+import { TRANSPORTS, giveToSandbox, start } from './lib.mjs';
 
 const CONFIG = `# files-policy test
 [filesystem]
@@ -105,11 +105,13 @@ for (const T of TRANSPORTS) {
       assert.equal(host(ws, 'docs'), null);
       // docs/out is writable by its grant, but docs/out cannot be made inside read-only docs
       fs.mkdirSync(path.join(ws, 'docs'));
+      giveToSandbox(path.join(ws, 'docs'));
       text = await refused(srv, 'session_write_file', { session_id, path: 'docs/out/a.txt', content: 'x' });
       assert.match(text, /cannot write "docs"/);
       assert.equal(host(ws, 'docs/out'), null);
       // once docs/out exists (the user made it), writing inside works, as in the sandbox
       fs.mkdirSync(path.join(ws, 'docs/out'));
+      giveToSandbox(path.join(ws, 'docs/out'));
       await srv.call('session_write_file', { session_id, path: 'docs/out/a.txt', content: 'made' });
       assert.equal(host(ws, 'docs/out/a.txt'), 'made');
       // and the sandbox agrees on both

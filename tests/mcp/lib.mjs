@@ -32,15 +32,28 @@ let tmpRoot = null;
 function tmpBase() {
   if (!tmpRoot) {
     tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'drun-mcp-test-'));
+    fs.chmodSync(tmpRoot, 0o711); // as root the sandbox user must reach the state dirs below (docs/security.md)
     if (!process.env.DRUN_KEEP_TMP)
       process.on('exit', () => fs.rmSync(tmpRoot, { recursive: true, force: true, maxRetries: 3 }));
   }
   return tmpRoot;
 }
 
+/** As root, sandboxes run as the sandbox user (drun-sandbox, else 65534):
+ * what a test makes in a workspace by hand is given to it, as the runtime
+ * gives it the workspace (docs/security.md). */
+export function giveToSandbox(p) {
+  if (process.getuid() !== 0) return;
+  const line = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('drun-sandbox:'));
+  const [uid, gid] = line ? line.split(':').slice(2, 4).map(Number) : [65534, 65534];
+  fs.chownSync(p, uid, gid);
+}
+
 /** A fresh directory of the test's own (see tmpBase). */
 export function tmpdir(prefix = 'mcp-') {
-  return fs.mkdtempSync(path.join(tmpBase(), prefix));
+  const d = fs.mkdtempSync(path.join(tmpBase(), prefix));
+  fs.chmodSync(d, 0o711); // as tmpBase
+  return d;
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

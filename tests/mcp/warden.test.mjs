@@ -40,7 +40,7 @@ for (const T of TRANSPORTS) {
     fs.writeFileSync(configPath, POLICY);
     fs.writeFileSync(path.join(dir, 'secret.txt'), 'host secret\n');
     const stateDir = path.join(dir, '.local', 'state', 'drun');
-    fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    fs.mkdirSync(stateDir, { recursive: true, mode: 0o711 }); // as root the sandbox user searches it (docs/security.md)
     const token = T === 'http' ? 'warden-token-0123456789abcdef' : undefined;
     const srv = await start(T, { dir, configPath, stateDir, token });
     try {
