@@ -61,6 +61,7 @@ typedef struct hconn {     /* one MCP session */
     unsigned principal;    /* the token that initialized it; only that token may use it */
     int refs;              /* requests using it (under hserver.mu) */
     bool gone;             /* deleted or expired; freed when refs reaches 0 */
+    bool used;             /* a request besides initialize came (under hserver.mu) */
     int64_t last_used;     /* monotonic ms */
 } hconn_t;
 
@@ -277,20 +278,33 @@ static void sweep_locked(hserver_t *hs)
     }
 }
 
+/* The entry to evict (mu held): the least recently used one with no request
+ * running, preferring those that never sent anything but initialize (what a
+ * flood of initialize calls leaves); conns.n when every entry is busy. */
+static size_t victim_locked(const hserver_t *hs)
+{
+    size_t lru = hs->conns.n;
+    for (size_t i = 0; i < hs->conns.n; i++) {
+        const hconn_t *h = hs->conns.v[i];
+        if (h->refs)
+            continue;
+        const hconn_t *best = lru < hs->conns.n ? hs->conns.v[lru] : NULL;
+        if (!best || (best->used && !h->used) ||
+            (best->used == h->used && h->last_used < best->last_used))
+            lru = i;
+    }
+    return lru;
+}
+
 /* Makes room for one more MCP session (mu held): expired entries go, then,
- * while the table is full, the least recently used one with no request
- * running — a flood of initialize calls must not lock new clients out (SPEC
- * §12). An evicted client gets 404 and initializes again, as MCP asks.
- * false when every entry is busy. */
+ * while the table is full, the victim above — a flood of initialize calls
+ * must not lock new clients out (SPEC §12). An evicted client gets 404 and
+ * initializes again, as MCP asks. false when every entry is busy. */
 static bool make_room_locked(hserver_t *hs)
 {
     sweep_locked(hs);
     while (hs->conns.n >= hs->o->max_clients) {
-        size_t lru = hs->conns.n;
-        for (size_t i = 0; i < hs->conns.n; i++)
-            if (hs->conns.v[i]->refs == 0 &&
-                (lru == hs->conns.n || hs->conns.v[i]->last_used < hs->conns.v[lru]->last_used))
-                lru = i;
+        size_t lru = victim_locked(hs);
         if (lru == hs->conns.n)
             return false;
         hconn_t *h = hs->conns.v[lru];
@@ -303,8 +317,9 @@ static bool make_room_locked(hserver_t *hs)
 }
 
 /* The live MCP session id of principal, with a reference; NULL when unknown,
- * ended, expired or another principal's. */
-static hconn_t *hconn_get(hserver_t *hs, const char *id, unsigned principal)
+ * ended, expired or another principal's. request: a JSON-RPC request will
+ * be served on it (marks it used: see victim_locked). */
+static hconn_t *hconn_get(hserver_t *hs, const char *id, unsigned principal, bool request)
 {
     hconn_t *found = NULL;
     pthread_mutex_lock(&hs->mu);
@@ -317,6 +332,7 @@ static hconn_t *hconn_get(hserver_t *hs, const char *id, unsigned principal)
             if (!d && !h->gone && h->principal == principal &&
                 rt_now_ms() - h->last_used <= client_idle_ms(hs)) {
                 found = h;
+                h->used |= request;
                 h->refs++;
                 h->last_used = rt_now_ms();
                 break;
@@ -734,7 +750,7 @@ static enum MHD_Result do_post(hserver_t *hs, struct MHD_Connection *c, hreq_t *
     }
     /* From here on, initialize too goes to the session it names: the
      * connection is initialized already, which it answers with -32600. */
-    hconn_t *hc = hconn_get(hs, sid, rq->principal);
+    hconn_t *hc = hconn_get(hs, sid, rq->principal, m.kind == JR_REQUEST && !init);
     if (!hc) {
         jr_msg_free(&m);
         return refuse(c, MHD_HTTP_NOT_FOUND,
@@ -772,7 +788,7 @@ static enum MHD_Result do_delete(hserver_t *hs, struct MHD_Connection *c, unsign
     if (!sid)
         return refuse(c, MHD_HTTP_BAD_REQUEST, "Bad Request: the Mcp-Session-Id header is required",
                       NULL, NULL);
-    hconn_t *hc = hconn_get(hs, sid, principal);
+    hconn_t *hc = hconn_get(hs, sid, principal, false);
     if (!hc)
         return refuse(c, MHD_HTTP_NOT_FOUND, "Not Found: unknown or expired MCP session", NULL,
                       NULL);

@@ -3,7 +3,8 @@
 //  - 200 half-open connections without a token (and one that dribbles its
 //    head a byte a second) do not stop a token holder's 20 calls, and none of
 //    them outlives the request deadline (10 s);
-//  - 1,000 initialize calls, then a new client is served;
+//  - 1,000 initialize calls, then a new client is served, and a client that
+//    was at work before the flood still is;
 //  - 10 × 60 MB bodies at once: past the server-wide budget they get 503
 //    with Retry-After, and the server's peak RSS stays under a stated bound;
 //  - a plain (non-streamed) tools/call whose client disconnects is cancelled:
@@ -59,10 +60,15 @@ test('abuse: 200 half-open connections without a token do not lock out a token h
   }
 });
 
-test('abuse: 1,000 initialize calls, then a new client is served (idle MCP sessions are evicted oldest first)', async () => {
+test('abuse: 1,000 initialize calls, then a new client is served (idle MCP sessions are evicted, unused ones first)', async () => {
   const srv = await spawnHttp();
   let client = null;
+  let worker = null;
   try {
+    // a client at work before the flood, then quiet during it: the least
+    // recently used entry of all, but one that made requests
+    worker = await sdkClient(srv.url);
+    const { session_id } = await worker.call('create_session', {});
     const first = await initSession(srv.url);
     let ok = 0;
     for (let i = 0; i < 1000; i += 10) {
@@ -80,7 +86,10 @@ test('abuse: 1,000 initialize calls, then a new client is served (idle MCP sessi
     const r = await post(srv.url, { jsonrpc: '2.0', id: 2, method: 'ping' }, { 'Mcp-Session-Id': first });
     assert.equal(r.status, 404);
     assert.match(srv.stderr(), /evicted/);
+    // entries that never made a request go first: the worker is still served
+    assert.equal((await worker.call('session_list', {})).sessions[0].session_id, session_id);
   } finally {
+    await worker?.close();
     await client?.close();
     await srv.close();
   }
