@@ -2,6 +2,7 @@
  * to it: the SBPL rules (sbpl_eval) and the bwrap template (bwrap_eval) must
  * give the lattice's answer on every probe, with a symbolic workspace. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bwrap.h"
@@ -207,6 +208,55 @@ static void test_facts_insert(void)
     facts_free(f);
 }
 
+/* Runtime-owned paths (SPEC §13): caps at none whatever the grants, on
+ * Linux; a session root inside one stays the session's; a runtime-owned
+ * path inside the workspace stays dark; the compile-time template leaves
+ * them to the runner. Registers into the process-wide set: runs last. */
+static void test_runtime_owned(void)
+{
+    runtime_owned_add("/h/cfg.toml", "the config in force");
+    fixture_t f;
+    if (!CHECK(load(&f, "[filesystem]\nallow_write = [\"~\"]\n"), "runtime-owned policy builds")) return;
+    expect(&f, "/h/other", LVL_WRITE, "allow_write ~");
+    expect(&f, "/h/.drun", LVL_NONE, "runtime-owned ~/.drun under allow_write ~");
+    expect(&f, "/h/.drun/config.toml", LVL_NONE, "below runtime-owned ~/.drun");
+    expect(&f, "/h/.local/state/drun/sessions/x", LVL_NONE, "below the default state dir");
+    expect(&f, "/h/.local/state", LVL_WRITE, "an ancestor of the state dir keeps its grant (it is pinned, not hidden)");
+    expect(&f, "/h/.cache/drun/bwrap-probe", LVL_NONE, "the bwrap probe cache");
+    expect(&f, "/h/cfg.toml", LVL_NONE, "a registered config");
+    verdict_t v;
+    level_of(f.res, &roots, "/h/.drun/config.toml", &v);
+    bool named = false;
+    for (unsigned i = 0; i < v.ncaps; i++) named |= v.caps[i]->rule->kind == RK_RUNTIME && v.caps[i]->rule->origin;
+    CHECK(named, "the verdict names a runtime-owned cap with its reason");
+
+    const roots_t in_state = {"/h/.local/state/drun/sessions/A/workspace", "/h/.local/state/drun/sessions/A/scratch",
+                              NULL, false};
+    CHECK(level_of(f.res, &in_state, "/h/.local/state/drun/sessions/A/workspace/f", NULL) == LVL_WRITE,
+          "the session's own workspace inside the state dir stays writable to it");
+    CHECK(level_of(f.res, &in_state, "/h/.local/state/drun/sessions/A/scratch", NULL) == LVL_WRITE,
+          "the session's own scratch dir inside the state dir stays writable to it");
+    CHECK(level_of(f.res, &in_state, "/h/.local/state/drun/sessions/B/workspace/f", NULL) == LVL_NONE,
+          "another session's workspace stays dark");
+    const roots_t home_ws = {"/h", "/sc", NULL, false};
+    CHECK(level_of(f.res, &home_ws, "/h/.drun/config.toml", NULL) == LVL_NONE,
+          "a runtime-owned path inside the workspace stays dark (the workspace is not exempt)");
+
+    char *err = NULL;
+    bwrap_t *bw = bwrap_plan(f.res, NULL, &err);
+    bool clean = bw != NULL;
+    for (size_t i = 0; bw && i < bw->ops.n; i++) {
+        buf_t t = BUF_INIT;
+        bwrap_op_text(&bw->ops.v[i], &t);
+        if (strstr(buf_cstr(&t), "/h/.drun") || strstr(buf_cstr(&t), "/h/cfg.toml")) clean = false;
+        buf_free(&t);
+    }
+    CHECK(clean, "the bwrap.args template leaves the runtime-owned paths to the runner");
+    bwrap_free(bw);
+    free(err);
+    unload(&f);
+}
+
 int main(void)
 {
     test_facts_insert();
@@ -214,5 +264,6 @@ int main(void)
     test_ties_and_globs();
     test_symlinks_and_session();
     test_backends_agree();
+    test_runtime_owned();
     return tap_done();
 }
