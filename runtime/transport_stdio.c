@@ -7,6 +7,11 @@
  * threads. Locking: `out_mu` serialises whole lines on out_fd (one
  * response or notification per write); `q_mu`/`q_cv` guard the queue and
  * the closing flag.
+ *
+ * A client that goes away closes our stdout's reader: poll(2) reports POLLERR
+ * (a pipe) or POLLHUP (a socket, a tty) on out_fd, with no write needed. That
+ * stops everything at once, as a signal does: a command nobody will read the
+ * result of is killed, not left to run its course.
  */
 #include <errno.h>
 #include <poll.h>
@@ -71,6 +76,20 @@ static bool write_line(stdio_ctx_t *c, const char *text)
 }
 
 static void sink_send(void *ctx, const char *json) { write_line(ctx, json); }
+
+/* Did poll say the reader of out_fd is gone (revents of out_fd polled for
+ * nothing)? Then nothing more can be answered: marked broken. */
+static bool client_gone(stdio_ctx_t *c, short revents)
+{
+    if (!(revents & (POLLERR | POLLHUP | POLLNVAL)))
+        return false;
+    pthread_mutex_lock(&c->out_mu);
+    if (!c->out_broken)
+        log_info("the client closed its end of stdout: stopping its calls");
+    c->out_broken = true;
+    pthread_mutex_unlock(&c->out_mu);
+    return true;
+}
 
 static void *worker(void *arg)
 {
@@ -169,16 +188,20 @@ int stdio_run(mcp_server_t *srv, int in_fd, int out_fd, int stop_fd, size_t max_
     bool discarding = false, stopped = false;
     char chunk[65536];
     for (;;) {
-        struct pollfd p[2] = {{in_fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
-        if (poll(p, stop_fd >= 0 ? 2 : 1, -1) < 0) {
+        struct pollfd p[3] = {{in_fd, POLLIN, 0}, {out_fd, 0, 0}, {stop_fd, POLLIN, 0}};
+        if (poll(p, stop_fd >= 0 ? 3 : 2, -1) < 0) {
             if (errno == EINTR)
                 continue;
             break;
         }
-        if (stop_fd >= 0 && p[1].revents) {
+        if (stop_fd >= 0 && p[2].revents) {
             stopped = true;
             break;
         }
+        if (client_gone(&c, p[1].revents))
+            break;
+        if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
         ssize_t n = read(in_fd, chunk, sizeof chunk);
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
             continue;
@@ -259,8 +282,10 @@ int stdio_run(mcp_server_t *srv, int in_fd, int out_fd, int stop_fd, size_t max_
             }
             if (pthread_timedjoin_np(th[i], NULL, &ts) == 0)
                 goto joined;
-            struct pollfd p = {stop_fd, POLLIN, 0};
-            if (stop_fd >= 0 && poll(&p, 1, 0) > 0) {
+            /* A signal, or the client leaving meanwhile, cancels them. */
+            struct pollfd p[2] = {{out_fd, 0, 0}, {stop_fd, POLLIN, 0}};
+            if (poll(p, stop_fd >= 0 ? 2 : 1, 0) > 0 &&
+                ((stop_fd >= 0 && p[1].revents) || client_gone(&c, p[0].revents))) {
                 stopped = true;
                 mcp_conn_cancel_all(c.conn);
             }

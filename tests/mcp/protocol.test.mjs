@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { INIT, rawStdio, sessionDirs, tmpdir, waitFor } from './lib.mjs';
+import { INIT, pgrep, rawStdio, sessionDirs, tmpdir, waitFor } from './lib.mjs';
 
 const parse = (lines) => lines.map((l) => JSON.parse(l));
 const byId = (msgs, id) => msgs.find((m) => JSON.stringify(m.id) === JSON.stringify(id));
@@ -275,4 +275,22 @@ test('examples/client.mjs runs against drun-mcp over stdio', async () => {
   assert.match(r.stdout, /hello from \//);
   assert.match(r.stdout, /"\.\." components are not accepted/);
   assert.match(r.stdout, /policy: ok, generation 1/);
+});
+
+test('a stdio client that goes away mid-call (closes its end of stdout) has its command killed', async () => {
+  const s = rawStdio();
+  const marker = `300.${process.pid}71`;
+  s.send(INIT(1));
+  s.send('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create_session","arguments":{}}}');
+  const sid = parse(await s.lines(2)).find((m) => m.id === 2).result.structuredContent.session_id;
+  s.send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call',
+    params: { name: 'session_bash', arguments: { session_id: sid, command: `sleep ${marker} & sleep ${marker}; wait` } } }));
+  assert.ok(await waitFor(() => pgrep(`sleep ${marker}`).length >= 2, 10000), 'the command runs');
+  s.child.stdout.destroy(); // the client is gone: nobody reads the answer
+  s.child.stdin.end();
+  assert.ok(await waitFor(() => pgrep(`sleep ${marker}`).length === 0, 10000),
+    `still running after the client left: ${pgrep(`sleep ${marker}`)}`);
+  const r = await s.exited;
+  assert.equal(r.sig, null);
+  assert.ok(sessionDirs(`${s.dir}/state`).length === 0, 'sessions removed at exit');
 });
