@@ -119,6 +119,12 @@ static void test_jsonrpc(void)
     CHECK(m.kind == JR_NOTIFICATION && !m.id, "notification");
     jr_msg_free(&m);
 
+    /* params that are not an object: a sound envelope, so a request the
+     * dispatcher answers -32602 (HTTP 200), not an unusable message */
+    m = parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":[]}");
+    CHECK(m.kind == JR_REQUEST && m.bad_params && !m.params && m.id, "array params: a request with bad params");
+    jr_msg_free(&m);
+
     m = parse("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}");
     CHECK(m.kind == JR_RESPONSE, "a response from the client");
     jr_msg_free(&m);
@@ -133,7 +139,6 @@ static void test_jsonrpc(void)
         {"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"x\"}", JR_INVALID_REQUEST, false, "boolean id"},
         {"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"x\"}", JR_INVALID_REQUEST, true, "wrong version keeps the id"},
         {"{\"jsonrpc\":\"2.0\",\"id\":1}", JR_INVALID_REQUEST, true, "no method"},
-        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":[]}", JR_INVALID_PARAMS, true, "array params"},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\tb\"}", JR_PARSE_ERROR, false, "raw tab inside a string"},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", JR_PARSE_ERROR, false, "invalid UTF-8"},
     };
