@@ -5,8 +5,11 @@
  * cancellation. Output is read as it comes, whatever the bytes, so a chatty
  * or binary command never blocks on a full pipe; bytes past the caps are
  * counted and dropped. The command leads its own process group: a timeout, a
- * cancellation or a session close kills the whole group (and bwrap's
- * --die-with-parent takes the sandbox's PID namespace with it).
+ * cancellation or a session close kills the whole group, bwrap, and the
+ * sandbox's pid 1 (through a pidfd), which takes every process of the
+ * sandbox's PID namespace with it even when its parent-death signal is lost.
+ * A run returns once pid 1 has ended (reaped here when it came back to us,
+ * see reaper.h).
  */
 #ifndef DRUN_RT_EXEC_H
 #define DRUN_RT_EXEC_H
