@@ -18,10 +18,13 @@
  * connection whose request has not arrived whole (headers and body) within
  * the request deadline — libmicrohttpd's own timeout only counts idleness,
  * which a byte every few seconds resets — and cancels the plain tools/call
- * of a connection whose client hung up. Connections per peer address are
- * capped below the server-wide limit; refusals before authentication close
- * the connection. The MCP-session table evicts its least recently used idle
- * entry rather than refuse a new client.
+ * of a connection whose client hung up. Admission (accept_policy) caps the
+ * connections per peer address below the server-wide limit; at either cap,
+ * a new connection takes the slot of the oldest one that has not yet sent a
+ * request head that passed the token check, so half-open connections cannot
+ * crowd out a client that behaves, even one at the same address. Refusals
+ * before authentication close the connection. The MCP-session table evicts
+ * an idle entry rather than refuse a new client.
  *
  * Locking: `mu` guards the MCP-session table (each entry's refs and gone
  * flag), the count of streaming workers and the body bytes in flight; an
@@ -53,6 +56,7 @@
 #define MCP_PATH "/mcp"
 #define SID_LEN 32
 #define WATCH_TICK_MS 200     /* the watchdog's period: deadline and hang-up latency */
+#define CONN_SLACK 64         /* MHD's own limit over ours: evicted connections still closing */
 #define RESPONSE_IDLE_SECS 600 /* libmicrohttpd's idle timeout, for responses not read */
 
 typedef struct hconn {     /* one MCP session */
@@ -71,6 +75,8 @@ typedef struct hsock {     /* one TCP connection (MHD's socket context) */
     bool receiving;        /* headers or body still arriving: the deadline runs */
     bool killed;           /* shut down by the watchdog */
     bool gone;             /* closed by MHD; the watchdog frees it (it may be polling fd) */
+    bool authed;           /* a request head passed the checks (token included) */
+    struct sockaddr_storage peer; /* the client's address (its port ignored) */
     mcp_conn_t *mc;        /* a plain tools/call running on it: cancelled on hang-up */
     char *key;             /* its id key (borrowed from the request) */
     unsigned gen;          /* bumped whenever mc changes */
@@ -538,6 +544,12 @@ static void notify_conn(void *cls, struct MHD_Connection *c, void **ctx,
         k->fd = fd;
         k->since = rt_now_ms();
         k->receiving = true;
+        const union MHD_ConnectionInfo *a =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (a && a->client_addr)
+            memcpy(&k->peer, a->client_addr,
+                   a->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                         : sizeof(struct sockaddr_in));
         pthread_mutex_lock(&hs->sock_mu);
         k->next = hs->socks;
         hs->socks = k;
@@ -551,6 +563,84 @@ static void notify_conn(void *cls, struct MHD_Connection *c, void **ctx,
         pthread_mutex_unlock(&hs->sock_mu);
         *ctx = NULL;
     }
+}
+
+/* Same host address (ports ignored)? */
+static bool same_peer(const struct sockaddr_storage *a, const struct sockaddr *b)
+{
+    if (a->ss_family != b->sa_family)
+        return false;
+    if (b->sa_family == AF_INET)
+        return !memcmp(&((const struct sockaddr_in *)a)->sin_addr,
+                       &((const struct sockaddr_in *)b)->sin_addr, sizeof(struct in_addr));
+    if (b->sa_family == AF_INET6)
+        return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                       &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+    return false;
+}
+
+/* Ends k now (sock_mu held): MHD's thread sees the socket shut and closes it. */
+static void sock_kill_locked(hsock_t *k, const char *why)
+{
+    log_info("closing a connection: %s", why);
+    if (shutdown(k->fd, SHUT_RDWR) < 0 && errno != ENOTCONN)
+        log_warn("shutdown of a connection: %s", strerror(errno));
+    k->killed = true;
+}
+
+/* MHD's accept policy: admits a connection from addr when its peer has fewer
+ * than max_conns_per_peer and the server fewer than max_conns live ones.
+ * At a cap, the oldest connection that never authenticated (of that peer,
+ * or of anyone for the server-wide cap) is shut down to make room: a flood
+ * of half-open connections then only ever displaces itself. Refused only
+ * when every connection in the way has authenticated. */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    (void)len;
+    hserver_t *hs = cls;
+    pthread_mutex_lock(&hs->sock_mu);
+    unsigned all = 0, mine = 0;
+    hsock_t *old_all = NULL, *old_mine = NULL;
+    for (hsock_t *k = hs->socks; k; k = k->next) {
+        if (k->gone || k->killed)
+            continue;
+        bool peer = same_peer(&k->peer, addr);
+        all++;
+        mine += peer;
+        if (!k->authed && (!old_all || k->since < old_all->since))
+            old_all = k;
+        if (!k->authed && peer && (!old_mine || k->since < old_mine->since))
+            old_mine = k;
+    }
+    enum MHD_Result ok = MHD_YES;
+    if (mine >= hs->o->max_conns_per_peer) {
+        if (old_mine)
+            sock_kill_locked(old_mine, "its peer is at max-connections-per-peer and it has not "
+                                       "authenticated");
+        else
+            ok = MHD_NO;
+    } else if (all >= hs->o->max_conns) {
+        if (old_all)
+            sock_kill_locked(old_all, "the server is at max-connections and it has not "
+                                      "authenticated");
+        else
+            ok = MHD_NO;
+    }
+    pthread_mutex_unlock(&hs->sock_mu);
+    if (!ok)
+        log_info("refusing a connection: every slot in the way is held by an authenticated client");
+    return ok;
+}
+
+/* A request head on c passed every check (the token included). */
+static void sock_authed(hserver_t *hs, struct MHD_Connection *c)
+{
+    hsock_t *k = sock_of(c);
+    if (!k)
+        return;
+    pthread_mutex_lock(&hs->sock_mu);
+    k->authed = true;
+    pthread_mutex_unlock(&hs->sock_mu);
 }
 
 /* The request on c has arrived whole (receiving false) or its response is
@@ -599,11 +689,7 @@ static size_t watch_pass_locked(hserver_t *hs, struct pollfd *pf, hsock_t **ref,
             /* Headers and body must arrive within the deadline: MHD's own
              * timeout counts idleness only, so a byte every few seconds
              * would hold the slot for ever. */
-            log_info("closing a connection whose request did not arrive within %u s",
-                     hs->o->request_timeout);
-            if (shutdown(k->fd, SHUT_RDWR) < 0 && errno != ENOTCONN)
-                log_warn("shutdown of a late connection: %s", strerror(errno));
-            k->killed = true;
+            sock_kill_locked(k, "its request did not arrive within request-timeout");
         }
         if (k->mc && n < cap) {
             pf[n] = (struct pollfd){k->fd, POLLRDHUP, 0};
@@ -853,6 +939,7 @@ static enum MHD_Result precheck(hserver_t *hs, struct MHD_Connection *c, const c
         return refuse_close(c, MHD_HTTP_UNAUTHORIZED,
                             "Unauthorized: send Authorization: Bearer with the server's token",
                             MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"drun-mcp\"");
+    sock_authed(hs, c); /* no longer displaced by newcomers (accept_policy) */
     if (strcmp(url, MCP_PATH))
         return refuse(c, MHD_HTTP_NOT_FOUND, "Not Found: the MCP endpoint is /mcp", NULL, NULL);
     bool post = !strcmp(method, MHD_HTTP_METHOD_POST);
@@ -1030,11 +1117,12 @@ static struct MHD_Daemon *start_daemon(hserver_t *hs, const struct sockaddr_stor
                      MHD_USE_ITC | MHD_USE_ERROR_LOG;
     if (sa->ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
-    return MHD_start_daemon(flags, (uint16_t)hs->port, NULL, NULL, handler, hs,
+    /* The caps are accept_policy's; MHD's, a little higher, only bound the
+     * connections it is still closing after an eviction. */
+    return MHD_start_daemon(flags, (uint16_t)hs->port, accept_policy, hs, handler, hs,
                             MHD_OPTION_EXTERNAL_LOGGER, mhd_log, hs,
                             MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)sa,
-                            MHD_OPTION_CONNECTION_LIMIT, hs->o->max_conns,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, hs->o->max_conns_per_peer,
+                            MHD_OPTION_CONNECTION_LIMIT, hs->o->max_conns + CONN_SLACK,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)RESPONSE_IDLE_SECS,
                             MHD_OPTION_NOTIFY_CONNECTION, notify_conn, hs,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, hs, MHD_OPTION_END);

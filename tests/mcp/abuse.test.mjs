@@ -2,7 +2,8 @@
 // items 3, 4, 6, 7), each with the server's defaults unless the test says:
 //  - 200 half-open connections without a token (and one that dribbles its
 //    head a byte a second) do not stop a token holder's 20 calls, and none of
-//    them outlives the request deadline (10 s);
+//    them outlives the request deadline (10 s); from the token holder's own
+//    address too, where the newcomer displaces the oldest unauthenticated one;
 //  - 1,000 initialize calls, then a new client is served, and a client that
 //    was at work before the flood still is;
 //  - 10 × 60 MB bodies at once: past the server-wide budget they get 503
@@ -55,6 +56,31 @@ test('abuse: 200 half-open connections without a token do not lock out a token h
     if (dribble) clearInterval(dribble.timer);
     for (const s of socks) s.destroy();
     dribble?.destroy();
+    await client?.close();
+    await srv.close();
+  }
+});
+
+test('abuse: 200 half-open connections from the token holder\'s own address make room for it', async () => {
+  const srv = await spawnHttp({ tokens: [TOK] });
+  const socks = [];
+  let client = null;
+  try {
+    const head = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nContent-Type: application/json\r\nAccept: ${JSON_SSE}\r\nContent-Le`;
+    for (let i = 0; i < 200; i++) {
+      const s = await rawSocket(srv.port, '127.0.0.1');
+      if (!s.closed) s.write(head);
+      socks.push(s);
+    }
+    // the per-peer cap is full of connections that never authenticated: a
+    // newcomer takes the slot of the oldest, and then authenticates at once
+    client = await sdkClient(srv.url, TOK);
+    const { session_id } = await client.call('create_session', {});
+    for (let i = 0; i < 19; i++) assert.equal((await client.call('session_bash', { session_id, command: `echo ${i}` })).stdout, `${i}\n`);
+    assert.match(srv.stderr(), /at max-connections-per-peer and it has not authenticated/);
+    assert.ok(await waitFor(() => socks.every((s) => s.closed), 25000, 200), 'half-open connections outlived the deadline');
+  } finally {
+    for (const s of socks) s.destroy();
     await client?.close();
     await srv.close();
   }
