@@ -699,9 +699,9 @@ static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, 
         vec_free(&kids);
         return hide_unlisted(p, dir, rerr);
     }
-    bool ok = true;
+    bool ok = true, unlisted = false;
     for (size_t i = 0; i < kids.n; i++) {
-        if (ok) {
+        if (ok && !unlisted) {
             const char *path = path_join(dir, kids.v[i], p->a);
             if (strmap_get(&w->roots, path) >= 0) { /* walked as a root of its own */
                 free(kids.v[i]);
@@ -711,6 +711,14 @@ static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, 
             ex_t e = EX_MISSING;
             if (lstat(path, &st) == 0)
                 e = S_ISLNK(st.st_mode) ? EX_LINK : S_ISDIR(st.st_mode) ? EX_DIR : S_ISREG(st.st_mode) ? EX_FILE : EX_OTHER;
+            else if (errno != ENOENT) { /* listed but not searchable (0644): what is in it is unknown */
+                ok = hide_unlisted(p, dir, errno);
+                unlisted = true;
+            }
+            if (unlisted) {
+                free(kids.v[i]);
+                continue;
+            }
             bool descend = false;
             ok = visit(w, path, e, lvl, &descend);
             if (ok && descend && !is_hidden(p, path)) ok = walk_dir(w, path, lvl, depth + 1, false);
