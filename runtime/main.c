@@ -343,7 +343,8 @@ static bool set_limit(http_opts_t *h, const char *spec)
     };
     const char *eq = strchr(spec, '=');
     for (size_t i = 0; eq && i < sizeof lim / sizeof *lim; i++) {
-        if (strlen(lim[i].name) != (size_t)(eq - spec) || strncmp(spec, lim[i].name, (size_t)(eq - spec)))
+        size_t n = (size_t)(eq - spec);
+        if (strlen(lim[i].name) != n || strncmp(spec, lim[i].name, n))
             continue;
         char *end;
         errno = 0;

@@ -342,8 +342,8 @@ static void request(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mcp_repl
 {
     const char *meth = m->method;
     if (m->bad_params) {
-        out->text = jr_error(m->id, JR_INVALID_PARAMS, "Invalid params: \"params\" must be an object",
-                             NULL);
+        out->text = jr_error(m->id, JR_INVALID_PARAMS,
+                             "Invalid params: \"params\" must be an object", NULL);
         return;
     }
     if (!strcmp(meth, "initialize")) {

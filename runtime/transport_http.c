@@ -519,7 +519,8 @@ static enum MHD_Result stream_start(hserver_t *hs, struct MHD_Connection *c, hco
 
 static hsock_t *sock_of(struct MHD_Connection *c)
 {
-    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return i ? i->socket_context : NULL;
 }
 
@@ -997,7 +998,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
             return MHD_YES; /* discarded: the refusal comes at the end */
         if (rq->body.len + n > hs->o->max_body) {
             rq->too_large = true;
-        } else if (rq->body.len + n > rq->charged && !budget_take(hs, rq, rq->body.len + n - rq->charged)) {
+        } else if (rq->body.len + n > rq->charged &&
+                   !budget_take(hs, rq, rq->body.len + n - rq->charged)) {
             rq->over_budget = true;
         } else {
             buf_add(&rq->body, upload, n);
