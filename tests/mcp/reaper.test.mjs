@@ -5,11 +5,11 @@
 //    of them leaving background processes. Afterwards, seen from the host,
 //    drun-mcp has no child left: no zombie, no sandbox process. Every call's
 //    exit status is the command's own (the reaper steals none).
-// 2. A cancel whose command outlives the process-group kill, with the
-//    parent-death signal lost: bwrap is run through a wrapper that drops
-//    --die-with-parent from its arguments, and the command leaves its
-//    process group. 5 s after notifications/cancelled no process of it is
-//    alive on the host.
+// 2. A cancel (and a timeout) whose command outlives the process-group
+//    kill, with the parent-death signal lost: bwrap is run through a wrapper
+//    that drops --die-with-parent from its arguments, and the command leaves
+//    its process group. 5 s after notifications/cancelled (or the timeout) no
+//    process of it is alive on the host.
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -125,6 +125,9 @@ function bwrapWithoutDeathSignal(dir) {
   const real = execFileSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).trim();
   const bin = path.join(dir, 'bin');
   fs.mkdirSync(bin);
+  // bwrap may run as the sandbox user (a root drun-mcp): it marks its work here
+  fs.mkdirSync(path.join(bin, 'marks'));
+  fs.chmodSync(path.join(bin, 'marks'), 0o777);
   fs.writeFileSync(path.join(bin, 'bwrap'), `#!/usr/bin/env python3
 import os, sys
 argv = sys.argv[1:]
@@ -135,7 +138,10 @@ if argv[:2] == ['--args', '3']:
         if not chunk:
             break
         data += chunk
-    words = [w for w in data.split(b'\\0')[:-1] if w != b'--die-with-parent']
+    words = data.split(b'\\0')[:-1]
+    if b'--die-with-parent' in words:
+        open(${JSON.stringify(path.join(bin, 'marks', 'stripped'))}, 'a').close()
+    words = [w for w in words if w != b'--die-with-parent']
     fd = os.memfd_create('args', 0)
     os.write(fd, b''.join(w + b'\\0' for w in words))
     os.lseek(fd, 0, 0)
@@ -146,33 +152,44 @@ os.execv(${JSON.stringify(real)}, ['bwrap'] + argv)
   return bin;
 }
 
-for (const T of ['stdio', 'http']) {
-  test(`${T}: cancel kills the sandbox's pid 1: a command that left its process group is gone with the parent-death signal lost`, async () => {
-    const dir = tmpdir('cancel-');
+/* A command whose two sleeps (their own command lines, which bwrap's and the
+ * shell's do not contain: the shell puts the numbers together) leave the
+ * process group: the daemon by setsid, the command by bwrap's --new-session;
+ * both ignore SIGHUP. */
+function escaping() {
+  const m1 = 3000 + Math.floor(Math.random() * 900), m2 = m1 + 1000;
+  return {
+    command: `n=${m1}; (setsid sh -c "trap '' HUP; exec sleep $n.5" &); trap "" HUP; n=${m2}; exec sleep $n.5`,
+    daemon: `^sleep ${m1}\\.5$`,
+    main: `^sleep ${m2}\\.5$`,
+  };
+}
+
+const CASES = [['stdio', 'cancel'], ['http', 'cancel'], ['stdio', 'timeout']];
+for (const [T, how] of CASES) {
+  test(`${T}: ${how} kills the sandbox's pid 1: a command that left its process group is gone with the parent-death signal lost`, async () => {
+    const dir = tmpdir(`${how}-`);
     const bin = bwrapWithoutDeathSignal(dir);
     const srv = await start(T, { dir, config: 'bash_timeout_ms = 60000\n', env: { PATH: `${bin}:${process.env.PATH}` } });
-    const m1 = 3000 + Math.floor(Math.random() * 900), m2 = m1 + 1000;
-    // The sleeps' own command lines, which bwrap's and the shell's do not
-    // contain: the numbers are put together by the shell.
-    const daemon = `^sleep ${m1}\\.5$`, main = `^sleep ${m2}\\.5$`;
+    const { command, daemon, main } = escaping();
     try {
       const { session_id } = await srv.call('create_session', {});
-      // the wrapper is in use: the sandbox's pid 1 has no parent-death signal
       const probe = await srv.call('session_bash', { session_id, command: 'echo ok' });
       assert.equal(probe.stdout, 'ok\n');
-      const ac = new AbortController();
-      const p = srv.callRaw('session_bash', {
-        session_id,
-        // bwrap's --new-session already puts the command in a session of its
-        // own; the daemon leaves it again and ignores SIGHUP
-        command: `n=${m1}; (setsid sh -c "trap '' HUP; exec sleep $n.5" &); trap "" HUP; n=${m2}; exec sleep $n.5`,
-      }, { signal: ac.signal });
-      assert.ok(await waitFor(() => pgrep(daemon).length && pgrep(main).length, 10000), 'the command started');
-      ac.abort();
-      await assert.rejects(p);
+      assert.ok(fs.existsSync(path.join(bin, 'marks', 'stripped')), 'the wrapper took --die-with-parent away');
+      if (how === 'cancel') {
+        const ac = new AbortController();
+        const p = srv.callRaw('session_bash', { session_id, command }, { signal: ac.signal });
+        assert.ok(await waitFor(() => pgrep(daemon).length && pgrep(main).length, 10000), 'the command started');
+        ac.abort();
+        await assert.rejects(p);
+      } else {
+        const r = await srv.call('session_bash', { session_id, command, timeout_ms: 3000 });
+        assert.equal(r.timed_out, true);
+      }
       await sleep(5000);
-      assert.deepEqual(pgrep(daemon), [], 'the daemon survived the cancel');
-      assert.deepEqual(pgrep(main), [], 'the command survived the cancel');
+      assert.deepEqual(pgrep(daemon), [], `the daemon survived the ${how}`);
+      assert.deepEqual(pgrep(main), [], `the command survived the ${how}`);
     } catch (e) {
       e.message += `\n--- drun-mcp stderr ---\n${srv.stderr().slice(-3000)}`;
       throw e;
