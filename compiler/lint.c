@@ -740,14 +740,30 @@ typedef struct exposure {
     const char *what;    /* "~/.ssh" */
 } exposure_t;
 
-typedef VEC(exposure_t) exposure_vec_t;
+/* Exposures in the order found, each (grant, what) once: a hash, not a
+ * scan (10,000 grants each opening .env made the scan quadratic). */
+typedef struct exposures {
+    VEC(exposure_t) v;
+    strmap_t seen; /* "RULE-INDEX\x01what" */
+} exposure_vec_t;
 
 static void expose(lint_t *l, exposure_vec_t *v, const rule_t *g, const char *what)
 {
-    for (size_t i = 0; i < v->n; i++)
-        if (v->v[i].grant == g && strcmp(v->v[i].what, what) == 0) return;
+    char *key = xasprintf("%td\x01%s", g - l->pol->rules.v, what);
+    if (strmap_get(&v->seen, key) >= 0) {
+        free(key);
+        return;
+    }
+    strmap_put(&v->seen, arena_strdup(&l->a, key), 1);
+    free(key);
     exposure_t e = {g, arena_strdup(&l->a, what)};
-    vec_push(v, e);
+    vec_push(&v->v, e);
+}
+
+static void exposures_free(exposure_vec_t *v)
+{
+    vec_free(&v->v);
+    strmap_free(&v->seen);
 }
 
 /* secret-readable: credentials below home (one finding per grant that
@@ -773,34 +789,48 @@ static void rule_secrets(lint_t *l)
                 expose(l, &env, g->rule, g->rule->written);
         }
     }
-    for (size_t i = 0; i < l->pol->rules.n; i++) {
+    /* the credentials each config rule opens, in rule order (by rule index:
+     * one pass over the exposures, not one per rule) */
+    size_t nr = l->pol->rules.n;
+    buf_t *what = xcalloc(nr + 1, sizeof *what);
+    for (size_t k = 0; k < ex.v.n; k++) {
+        buf_t *w = &what[ex.v.v[k].grant - l->pol->rules.v];
+        buf_printf(w, "%s%s", w->len ? ", " : "", ex.v.v[k].what);
+    }
+    for (size_t i = 0; i < nr; i++) {
         const rule_t *ru = &l->pol->rules.v[i];
-        buf_t what = BUF_INIT;
-        for (size_t k = 0; k < ex.n; k++)
-            if (ex.v[k].grant == ru) buf_printf(&what, "%s%s", what.len ? ", " : "", ex.v[k].what);
-        if (what.len)
+        if (what[i].len)
             finding(l, "secret-readable", ru->span,
                     "'%s' in %s makes credentials readable: %s; add them to [filesystem] deny_read", ru->written,
-                    rule_kind_key(ru->kind), buf_cstr(&what));
-        buf_free(&what);
+                    rule_kind_key(ru->kind), buf_cstr(&what[i]));
+        buf_free(&what[i]);
+    }
+    free(what);
+    /* .env: the first exposure of each rule, in rule order; each tree named once */
+    const exposure_t **env_of = xcalloc(nr + 1, sizeof *env_of);
+    for (size_t k = 0; k < env.v.n; k++) {
+        size_t i = (size_t)(env.v.v[k].grant - l->pol->rules.v);
+        if (!env_of[i]) env_of[i] = &env.v.v[k];
     }
     const rule_t *first = NULL;
     buf_t trees = BUF_INIT;
-    for (size_t i = 0; i < l->pol->rules.n; i++)
-        for (size_t k = 0; k < env.n; k++)
-            if (env.v[k].grant == &l->pol->rules.v[i]) {
-                if (!first) first = env.v[k].grant;
-                if (!strstr(buf_cstr(&trees), env.v[k].what))
-                    buf_printf(&trees, "%s%s", trees.len ? ", " : "", env.v[k].what);
-                break;
-            }
+    strmap_t named = STRMAP_INIT;
+    for (size_t i = 0; i < nr; i++) {
+        if (!env_of[i]) continue;
+        if (!first) first = env_of[i]->grant;
+        if (strmap_get(&named, env_of[i]->what) >= 0) continue;
+        strmap_put(&named, env_of[i]->what, 1);
+        buf_printf(&trees, "%s%s", trees.len ? ", " : "", env_of[i]->what);
+    }
+    strmap_free(&named);
+    free(env_of);
     if (first)
         finding(l, "secret-readable", first->span,
                 ".env files are readable below %s; add \"**/.env\" to [filesystem] deny_read (reported at the "
                 "first grant that opens one)", buf_cstr(&trees));
     buf_free(&trees);
-    vec_free(&ex);
-    vec_free(&env);
+    exposures_free(&ex);
+    exposures_free(&env);
 }
 
 /* writable-system-dir: a write grant over a directory the host runs programs from. */
@@ -848,13 +878,17 @@ static void rule_system_dirs(lint_t *l)
 static void rule_runtime_owned(lint_t *l)
 {
     const resolved_t *r = l->res[TARGET_LINUX];
+    /* the runtime-owned caps first: a handful, where the caps may be thousands */
+    VEC(const rrule_t *) owned = {0};
+    for (size_t k = 0; r && k < r->caps.n; k++)
+        if (r->caps.v[k].rule->kind == RK_RUNTIME) vec_push(&owned, &r->caps.v[k]);
     for (size_t i = 0; r && i < r->grants.n; i++) {
         const rrule_t *g = &r->grants.v[i];
         if (!g->rule->src || g->level != LVL_WRITE || g->base != PB_ROOT) continue;
         buf_t hit = BUF_INIT;
-        for (size_t k = 0; k < r->caps.n; k++) {
-            const rrule_t *c = &r->caps.v[k];
-            if (c->rule->kind != RK_RUNTIME || !(path_is_under(c->path, g->path) || path_is_under(g->path, c->path)))
+        for (size_t k = 0; k < owned.n; k++) {
+            const rrule_t *c = owned.v[k];
+            if (!(path_is_under(c->path, g->path) || path_is_under(g->path, c->path)))
                 continue;
             buf_printf(&hit, "%s%s", hit.len ? ", " : "", show(l, TARGET_LINUX, c->path));
         }
@@ -866,6 +900,7 @@ static void rule_runtime_owned(lint_t *l)
                     g->rule->written, rule_kind_key(g->rule->kind), buf_cstr(&hit));
         buf_free(&hit);
     }
+    vec_free(&owned);
 }
 
 /* workspace-not-writable: a rule that takes the session's own dirs away. */
