@@ -18,8 +18,8 @@ static char *canonical(const char *path)
     char real[PATH_MAX];
     if (realpath(path, real)) return xstrdup(real);
     const char *slash = strrchr(path, '/');
-    if (errno != ENOENT || slash == path) return NULL;
-    char *parent = xstrndup(path, (size_t)(slash - path));
+    if (errno != ENOENT || !slash[1]) return NULL;
+    char *parent = slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
     char *up = canonical(parent);
     free(parent);
     if (!up) return NULL;
