@@ -540,7 +540,11 @@ facts_t *facts_from_json(const char *text, size_t len, char **err)
     const json_t *bw = json_object_get(root, "bwrap");
     if (json_is_object(bw)) {
         if ((v = json_string_value(json_object_get(bw, "version")))) f->bwrap_version = arena_strdup(&f->arena, v);
-        f->bwrap_disable_userns = json_is_true(json_object_get(bw, "disable_userns"));
+        const json_t *du = json_object_get(bw, "disable_userns");
+        f->bwrap_disable_userns = json_is_true(du);
+        /* a version without the flag's answer says nothing of --disable-userns:
+         * unknown, so the compile refuses rather than leave it out */
+        if (!json_is_boolean(du)) f->bwrap_version = "";
     }
     json_t *paths = json_object_get(root, "paths");
     if (paths && !json_is_object(paths)) {
