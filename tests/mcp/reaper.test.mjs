@@ -116,6 +116,9 @@ test('drun-mcp as pid 1 of its pid namespace: 50 calls leave no zombie and no sa
   } finally {
     await client.close();
   }
+  await sleep(50); // the last stderr bytes
+  const san = log.join('').match(/(==\d+==ERROR: \w+Sanitizer|runtime error:|LeakSanitizer)[^\n]*/);
+  assert.equal(san, null, `drun-mcp reported: ${log.join('').slice(-4000)}`);
 });
 
 /* A bwrap that drops --die-with-parent from the arguments drun-mcp hands it
