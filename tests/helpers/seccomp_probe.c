@@ -44,11 +44,12 @@ static long ck_socket_unix(void) { return socket(AF_UNIX, SOCK_STREAM, 0); }
 static long ck_socket_inet(void) { return socket(AF_INET, SOCK_STREAM, 0); }
 /* The kernel reads the domain as an int: high bits must not get past the filter. */
 static long ck_socket_unix_hibits(void) { return syscall(SYS_socket, 0xffffffff00000000UL | AF_UNIX, SOCK_STREAM, 0); }
-static long ck_socketpair_unix(void)
+static long socketpair_of(int family)
 {
     int sv[2];
-    return socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    return socketpair(family, SOCK_STREAM, 0, sv);
 }
+static long ck_socketpair_unix(void) { return socketpair_of(AF_UNIX); }
 /* Families off the allowlist (EAFNOSUPPORT under the filter). AF_VSOCK
  * reaches the hypervisor and whatever listens on the host's vsock side,
  * past any network namespace; the others are hardware or kernel surface. */
@@ -61,11 +62,7 @@ static long ck_socket_xdp(void) { return socket(AF_XDP, SOCK_RAW, 0); }
 static long ck_socket_unspec(void) { return socket(AF_UNSPEC, SOCK_STREAM, 0); }
 /* AF_INET with high bits in the domain register: refused, not read as AF_INET */
 static long ck_socket_inet_hibits(void) { return syscall(SYS_socket, 0x100000000UL | AF_INET, SOCK_STREAM, 0); }
-static long ck_socketpair_vsock(void)
-{
-    int sv[2];
-    return socketpair(AF_VSOCK, SOCK_STREAM, 0, sv);
-}
+static long ck_socketpair_vsock(void) { return socketpair_of(AF_VSOCK); }
 /* Netlink: NETLINK_ROUTE only (EPROTONOSUPPORT for the rest). uevents and
  * generic netlink exist in every network namespace, so without the filter
  * both sockets open. */
