@@ -59,6 +59,37 @@ static void test_vec_arena(void)
     arena_free(&a);
 }
 
+/* Every offset of a text whose lines cross the column table's blocks,
+ * with characters of 1 to 4 bytes and stray continuation bytes, against a
+ * scan from the line start (what source_pos did before the table). */
+static void test_source_columns(void)
+{
+    buf_t b = BUF_INIT;
+    static const char *const pieces[] = {"a", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\x80", " ", "\n"};
+    unsigned seed = 7;
+    for (int i = 0; i < 3000; i++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned k = (seed >> 16) % 40;
+        buf_adds(&b, pieces[k < 6 ? k : k < 39 ? 0 : 6]);
+    }
+    buf_adds(&b, "\n");
+    for (int i = 0; i < 700; i++) buf_adds(&b, i % 3 ? "x" : "\xc3\xa9"); /* one long line, no newline at the end */
+    source_t *s = source_new("cols.toml", b.p, b.len);
+    unsigned bad = 0, first = 0;
+    unsigned line = 1, col = 1;
+    for (uint32_t off = 0; off <= b.len; off++) {
+        srcpos_t p = source_pos(s, off);
+        if ((p.line != line || p.col != col) && !bad++) first = off;
+        if (off == b.len) break;
+        if (b.p[off] == '\n') line++, col = 1;
+        else if (((unsigned char)b.p[off] & 0xC0) != 0x80) col++;
+    }
+    if (!CHECK(bad == 0, "source_pos agrees with a scan from the line start at every offset"))
+        printf("#   %u offsets differ, the first at %u\n", bad, first);
+    source_free(s);
+    buf_free(&b);
+}
+
 static void test_source(void)
 {
     const char *text = "a = 1\n\xc3\xa9t\xc3\xa9 = \"x\"\r\n\tz=3";
@@ -162,6 +193,7 @@ int main(void)
     test_mkdirs();
     test_vec_arena();
     test_source();
+    test_source_columns();
     test_suggest();
     return tap_done();
 }
