@@ -167,6 +167,10 @@ static rrule_t concretize(resolved_t *r, const rule_t *rule)
 
 /* ---- runtime-owned paths ---------------------------------------------------------------------------- */
 
+#define WHY_CONFIG_DIR "drun's config dir (~/.drun/config.toml is the config when none is named)"
+#define WHY_STATE "the runtime's state dir (sessions, locks, device nodes)"
+#define WHY_CACHE "the bwrap probe cache (it decides --disable-userns)"
+
 /* The registry: written by the host-side caller at start-up, then only read. */
 static struct owned {
     char *path, *why;
@@ -184,6 +188,7 @@ void runtime_owned_add(const char *path, const char *why)
               : getcwd(cwd, sizeof cwd) ? xasprintf("%s/%s", cwd, path) : NULL;
     arena_t tmp = ARENA_INIT;
     const char *norm = abs ? path_normalize(abs, &tmp) : NULL;
+    if (norm && strcmp(norm, "/") == 0) norm = NULL; /* never the whole host (a --state-dir of /) */
     for (size_t i = 0; norm && i < nowned; i++)
         if (strcmp(owned[i].path, norm) == 0) norm = NULL; /* once is enough */
     if (norm) {
@@ -201,23 +206,22 @@ const char *runtime_owned_at(size_t i, const char **why)
     return owned[i].path;
 }
 
+/* Registers dir/sub when dir is an absolute path. */
+static void add_below(const char *dir, const char *sub, const char *why)
+{
+    if (!dir || dir[0] != '/') return;
+    char *p = xasprintf("%s/%s", dir, sub);
+    runtime_owned_add(p, why);
+    free(p);
+}
+
 void runtime_owned_add_defaults(const char *config)
 {
     char *state = state_path("");
-    if (state) runtime_owned_add(state, "the runtime's state dir (sessions, locks, device nodes)");
+    if (state) runtime_owned_add(state, WHY_STATE);
     free(state);
-    const char *home = getenv("HOME");
-    if (home && home[0] == '/') {
-        char *d = xasprintf("%s/.drun", home);
-        runtime_owned_add(d, "drun's config dir (~/.drun/config.toml is the config when none is named)");
-        free(d);
-    }
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && xdg[0] == '/') { /* where the bwrap probe is cached (facts.c), when not ~/.cache */
-        char *c = xasprintf("%s/drun", xdg);
-        runtime_owned_add(c, "the bwrap probe cache (it decides --disable-userns)");
-        free(c);
-    }
+    add_below(getenv("HOME"), ".drun", WHY_CONFIG_DIR);
+    add_below(getenv("XDG_CACHE_HOME"), "drun", WHY_CACHE); /* facts.c's cache, when not ~/.cache */
     const char *env = getenv("DRUN_CONFIG");
     if (env && *env) runtime_owned_add(env, "the config named by $DRUN_CONFIG");
     if (config && strncmp(config, "builtin:", 8) != 0) runtime_owned_add(config, "the config in force");
@@ -226,23 +230,24 @@ void runtime_owned_add_defaults(const char *config)
 /* The defaults every Linux resolve knows from the facts alone (so that
  * lint and explain show them with a facts file too). */
 static const struct {
-    const char *rel, *why;
+    const char *rel, *written, *why;
 } owned_below_home[] = {
-    {".drun", "drun's config dir (~/.drun/config.toml is the config when none is named)"},
-    {".local/state/drun", "the runtime's default state dir (sessions, locks, device nodes)"},
-    {".cache/drun", "the bwrap probe cache (it decides --disable-userns)"},
+    {".drun", "~/.drun", WHY_CONFIG_DIR},
+    {".local/state/drun", "~/.local/state/drun", "the runtime's default state dir (sessions, locks, device nodes)"},
+    {".cache/drun", "~/.cache/drun", WHY_CACHE},
 };
+#define N_BELOW_HOME (sizeof owned_below_home / sizeof *owned_below_home)
 
 const char *runtime_owned_default_at(size_t i, const char **why)
 {
-    static const char *const written[] = {"~/.drun", "~/.local/state/drun", "~/.cache/drun"};
-    if (i >= sizeof owned_below_home / sizeof *owned_below_home) return NULL;
+    if (i >= N_BELOW_HOME) return NULL;
     if (why) *why = owned_below_home[i].why;
-    return written[i];
+    return owned_below_home[i].written;
 }
 
-/* A runtime-owned rule: a literal cap at none on an absolute or ~ path. */
-static rule_t *owned_rule(resolved_t *r, path_base_t base, const char *rel, const char *why)
+/* Adds a runtime-owned rule, a literal cap at none, unless its path is
+ * there already (a registered path that is a default too). */
+static void add_owned(resolved_t *r, strmap_t *seen, path_base_t base, const char *rel, const char *why)
 {
     rule_t *b = arena_zalloc(&r->arena, sizeof *b);
     b->kind = RK_RUNTIME;
@@ -252,22 +257,17 @@ static rule_t *owned_rule(resolved_t *r, path_base_t base, const char *rel, cons
     b->cap = true;
     b->origin = arena_strdup(&r->arena, why);
     b->written = base == PB_HOME ? path_join("~", rel, &r->arena) : path_join("/", rel, &r->arena);
-    return b;
+    rrule_t c = concretize(r, b);
+    if (strmap_put(seen, c.path, 1) < 0) vec_push(&r->caps, c);
 }
 
 static void add_runtime_owned(resolved_t *r)
 {
     if (r->target != TARGET_LINUX) return; /* the runner is Linux's; SBPL profiles have no runtime here */
     strmap_t seen = STRMAP_INIT;
-    for (size_t i = 0; i < sizeof owned_below_home / sizeof *owned_below_home + nowned; i++) {
-        size_t k = i - sizeof owned_below_home / sizeof *owned_below_home;
-        rule_t *b = i < sizeof owned_below_home / sizeof *owned_below_home
-                        ? owned_rule(r, PB_HOME, owned_below_home[i].rel, owned_below_home[i].why)
-                        : owned_rule(r, PB_ROOT, owned[k].path + 1, owned[k].why);
-        rrule_t c = concretize(r, b);
-        if (strmap_put(&seen, c.path, 1) >= 0) continue; /* a registered path that is a default too */
-        vec_push(&r->caps, c);
-    }
+    for (size_t i = 0; i < N_BELOW_HOME; i++)
+        add_owned(r, &seen, PB_HOME, owned_below_home[i].rel, owned_below_home[i].why);
+    for (size_t i = 0; i < nowned; i++) add_owned(r, &seen, PB_ROOT, owned[i].path + 1, owned[i].why);
     strmap_free(&seen);
 }
 
