@@ -93,7 +93,8 @@ typedef struct pid1 {
     bool checked; /* bwrap's report was read and gave nothing usable */
 } pid1_t;
 
-/* Looks for pid 1 in bwrap's status report so far (non-blocking). */
+/* Looks for pid 1 in bwrap's status report so far (non-blocking): a child
+ * of bwrap (its pid; 0 once bwrap is reaped) or, re-parented, of ours. */
 static void pid1_find(pid1_t *p, sbx_residue_t *residue, pid_t bwrap)
 {
     if (p->fd >= 0 || p->checked)
@@ -335,6 +336,10 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
     close_fd(&in[1]);
     if (pidfd >= 0)
         close(pidfd);
+    /* A command that ended before its pid 1 was looked for: bwrap is reaped
+     * now, so only a pid 1 re-parented to us is taken (bwrap's pid may have
+     * been reused meanwhile). */
+    pid1_find(&p1, residue, 0);
     pid1_finish(&p1);
     /* bwrap's status report says whether the command was started at all */
     sbx_status_t st;

@@ -98,7 +98,7 @@ bool reaper_is_sandbox_pid1(int pidfd, pid_t pid, pid_t bwrap_pid)
     pstat_t self;
     if (!read_pstat("/proc/self/status", &self))
         return false;
-    return deep_child_of(pidfd, pid, bwrap_pid, &self, NULL) ||
+    return (bwrap_pid > 0 && deep_child_of(pidfd, pid, bwrap_pid, &self, NULL)) ||
            deep_child_of(pidfd, pid, self.tgid, &self, NULL);
 }
 

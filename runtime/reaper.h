@@ -30,9 +30,9 @@ void reaper_start(void);
 /* Scans once now (see above). Returns the number of processes reaped. */
 unsigned reaper_scan(void);
 
-/* Is pidfd's process an orphaned sandbox process of ours or still bwrap's
- * (bwrap_pid) child in a descendant pid namespace of ours? Checked after the
- * pidfd was opened, so the answer is about that process. */
+/* Is pidfd's process (pid) in a descendant pid namespace of ours, the child
+ * of bwrap_pid (0: of no bwrap) or, re-parented, of this process? Checked
+ * after the pidfd was opened, so the answer is about that process. */
 bool reaper_is_sandbox_pid1(int pidfd, pid_t pid, pid_t bwrap_pid);
 
 #define REAPER_SCAN_MS 500
