@@ -58,7 +58,8 @@ typedef struct plan {
     VEC(const char *) wmounts;  /* keys of writable phase-1 mounts */
     VEC(struct ro_cap { const char *key; const rrule_t *origin; }) ro_caps; /* cap-read targets */
     VEC(bw_residue_t) *residue;
-    VEC(const char *) unlisted; /* exec plans: dirs hidden because they could not be listed */
+    strmap_t unlisted;  /* exec plans: dirs hidden because they could not be listed */
+    size_t unlisted_n;
     size_t walked;
     char *err;
     char *upbuf;        /* scratch for ancestor lookups (FOR_KEY_AND_UP) */
@@ -657,11 +658,14 @@ static bool hide_unlisted(plan_t *p, const char *dir, int why)
     mount1(p, PH_MOUNT, l, "--tmpfs", NULL, "cannot be listed to check the policy's patterns: hidden");
     mount1(p, PH_CAP, l, "--remount-ro", NULL, "cannot be listed to check the policy's patterns: hidden");
     strmap_put(&p->hidden, l.key, 1);
-    vec_push(&p->unlisted, l.key);
-    char *msg = xasprintf("'%s' cannot be listed (%s) to check the policy's patterns below it: it is hidden in "
-                          "the sandbox (an empty read-only directory)", dir, strerror(why));
-    notice(msg);
-    free(msg);
+    strmap_put(&p->unlisted, l.key, 1);
+    /* one line each, but never a flood: a hostile tree can hold thousands */
+    if (++p->unlisted_n <= BW_NOTICES_MAX) {
+        char *msg = xasprintf("'%s' cannot be listed (%s) to check the policy's patterns below it: it is hidden in "
+                              "the sandbox (an empty read-only directory)", dir, strerror(why));
+        notice(msg);
+        free(msg);
+    }
     return true;
 }
 
@@ -857,10 +861,15 @@ static void plan_remounts(plan_t *p)
     }
 }
 
-static bool under_unlisted(const plan_t *p, const char *key)
+/* Is key strictly below a directory hidden as unlisted? (Its ancestors,
+ * looked up: linear in the ops, whatever the number of such dirs.) */
+static bool under_unlisted(plan_t *p, const char *key)
 {
-    for (size_t i = 0; i < p->unlisted.n; i++)
-        if (strcmp(key, p->unlisted.v[i]) != 0 && key_under(key, p->unlisted.v[i])) return true;
+    bool self = true;
+    FOR_KEY_AND_UP(p, key, k) {
+        if (!self && strmap_get(&p->unlisted, k) >= 0) return true;
+        self = false;
+    }
     return false;
 }
 
@@ -942,7 +951,13 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
     }
     ok = ok && plan_grants(&p);
     if (ok) plan_remounts(&p);
-    if (ok && p.unlisted.n) drop_below_unlisted(&p);
+    if (ok && p.unlisted_n) drop_below_unlisted(&p);
+    if (p.unlisted_n > BW_NOTICES_MAX) {
+        char *msg = xasprintf("and %zu more directories that cannot be listed are hidden in the sandbox",
+                              p.unlisted_n - BW_NOTICES_MAX);
+        notice(msg);
+        free(msg);
+    }
     add_op(&p, PH_TAIL, NULL, 0, "--chdir", 1, (bw_word_t){BW_WORKSPACE, ""}, word_lit(""), NULL, NULL);
 
     strmap_free(&p.grant_at);
@@ -953,7 +968,7 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
     free(p.upbuf);
     vec_free(&p.wmounts);
     vec_free(&p.ro_caps);
-    vec_free(&p.unlisted);
+    strmap_free(&p.unlisted);
     if (!ok) {
         *err = p.err ? p.err : xstrdup("the sandbox could not be planned");
         vec_free(&p.items);

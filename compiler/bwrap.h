@@ -65,6 +65,7 @@ void bwrap_free(bwrap_t *b);
  * around one plan by the caller that reports (drun-mcp puts them in the
  * tool result's warnings); NULL restores stderr. */
 typedef void (*bwrap_notice_fn)(void *ctx, const char *msg);
+#define BW_NOTICES_MAX 20 /* notices of one plan past this are summed up in one more */
 void bwrap_set_notice_sink(bwrap_notice_fn fn, void *ctx);
 
 /* Writes bwrap.args: one argument per line, C-escaped (\\ \n \t \xHH; a '$'
