@@ -408,10 +408,13 @@ static bool pin_ancestors(plan_t *p, loc_t l, const rrule_t *origin)
 }
 
 /* Names that are directories when they exist (a block of one is an empty
- * read-only directory rather than /dev/null). */
+ * read-only directory rather than /dev/null). ".drun" and "drun" are the
+ * runtime's own dirs (~/.drun, ~/.local/state/drun, ~/.cache/drun): a block
+ * bwrap leaves behind there is then the empty dir the user would make. */
 static bool dir_like(const char *key)
 {
-    static const char *const names[] = {".git", ".claude", ".vscode", ".idea", "hooks", "commands", "agents"};
+    static const char *const names[] = {".git", ".claude", ".vscode", ".idea", "hooks", "commands", "agents",
+                                        ".drun", "drun"};
     const char *base = strrchr(key, '/');
     base = base ? base + 1 : key + 2;
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
