@@ -25,6 +25,8 @@ const cli_opt_t cli_options[] = {
     {"workspace", 0, OPT_VALUE, "DIR", NULL, OFF(workspace), "the session workspace (default: the current directory)"},
     {"allow-broad-workspace", 0, OPT_FLAG, NULL, NULL, OFF(allow_broad_workspace),
      "let the workspace be /, $HOME, or an ancestor of $HOME or of the state dir"},
+    {"sandbox-user", 0, OPT_VALUE, "USER", NULL, OFF(sandbox_user),
+     "as root: who the sandbox runs as, USER, UID or UID:GID (default: drun-sandbox, else nobody)"},
     {"read", 0, OPT_VALUE, "PATH", NULL, OFF(q_read), "may the sandbox read PATH?"},
     {"write", 0, OPT_VALUE, "PATH", NULL, OFF(q_write), "may the sandbox write PATH?"},
     {"exec", 0, OPT_VALUE, "CMD", NULL, OFF(q_exec), "would session_bash run the shell command CMD?"},
@@ -54,7 +56,7 @@ const cli_cmd_t cli_commands[] = {
      "would make the user's files writable. Exit status: the command's, 125 when the sandbox "
      "could not be set up, 126/127 as a shell does. A rejected config never runs the command.",
      "drun-policy run config.toml -- make test",
-     "workspace allow-broad-workspace", 0, 1, true, cmd_run},
+     "workspace allow-broad-workspace sandbox-user", 0, 1, true, cmd_run},
     {"facts", "[--target linux|macos] [CONFIG]",
      "print the host facts the compiler uses, as JSON (the input of --facts)",
      "Facts are what the pure compile needs to know about a machine: home, $PATH, the system "

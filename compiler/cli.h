@@ -41,6 +41,7 @@ typedef struct cli_args {
     bool strict;           /* lint --strict */
     bool list_rules;       /* lint --rules */
     bool allow_broad_workspace; /* run --allow-broad-workspace */
+    const char *sandbox_user;   /* run --sandbox-user USER|UID[:GID] */
 } cli_args_t;
 
 typedef enum { OPT_FLAG, OPT_VALUE } cli_opt_kind;

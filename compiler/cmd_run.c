@@ -73,6 +73,11 @@ int cmd_run(const cli_args_t *a)
      * the placeholders (sandbox_wait_finish) */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     char *err = NULL;
+    if (!sandbox_use_user(a->sandbox_user, &err)) {
+        fprintf(stderr, "drun-policy run: %s\n", err);
+        free(err);
+        return EXIT_USAGE;
+    }
     char real[PATH_MAX];
     const char *ws = a->workspace ? a->workspace : ".";
     if (!a->allow_broad_workspace && realpath(ws, real) && refuse_broad_workspace(ws, real)) return EXIT_USAGE;
