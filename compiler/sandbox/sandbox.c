@@ -401,16 +401,16 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     sbx_exec_t x = *x0;
     x.workspace_fd = r->ws_fd;
     /* bwrap loads while the run is planned, unless the caller started it
-     * earlier still (without a shim: one this sandbox needs means anew). Not
-     * for a root caller: its bwrap runs as the sandbox user, whose limits
-     * only the child itself can set (raising them needs CAP_SYS_RESOURCE
-     * once the uid differs), before it drops root. */
-    bool ahead = !hs_ident()->drop;
-    if (e && (!ahead || e->shim != (s->shim[0] != NULL))) {
+     * earlier still (without a shim: one this sandbox needs means anew; and
+     * not for a root caller: its bwrap runs as the sandbox user, whose
+     * limits only the child itself can set, before it drops root, and a
+     * bwrap started before the policy was known has none). */
+    bool drop = hs_ident()->drop;
+    if (e && (drop || e->shim != (s->shim[0] != NULL))) {
         sandbox_early_abort(e);
         e = NULL;
     }
-    if (!e && ahead && !(e = sbx_prestart(s->bwrap_bin, s->shim, &x, err))) {
+    if (!e && !(e = sbx_prestart(s->bwrap_bin, s->shim, &x, drop ? s : NULL, err))) {
         sandbox_cleanup(r);
         return -1;
     }
@@ -433,7 +433,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     /* a root caller's bwrap runs as the sandbox user, which may not write
      * where a grant leads (root's own dirs): the mount points are made here,
      * beneath the workspace fd (cleanup removes them as bwrap-made ones) */
-    for (size_t i = 0; ok && !ahead && i < r->paths.n; i++) ph_make(r->ws_fd, r->paths.v[i], b->residue.v[i].dir);
+    for (size_t i = 0; ok && drop && i < r->paths.n; i++) ph_make(r->ws_fd, r->paths.v[i], b->residue.v[i].dir);
     bwrap_free(b);
     /* bwrap never ran on a failure: nothing of this plan was made */
     e = ok ? hand_over(s, &x, e, &packed, err) : (sandbox_early_abort(e), NULL);

@@ -61,6 +61,7 @@ struct sbx_early {
     bool shim;      /* started with the sandbox's shim before the command */
     int ws_fd;      /* the workspace fd bwrap got (a dup the early run owns) */
     int sc_fd;      /* the scratch fd bwrap got, or -1 */
+    bool limits_set; /* the child set the policy's limits before its exec */
 };
 
 struct sbx_residue {
@@ -78,7 +79,10 @@ struct sbx_residue {
  * result). limits: set before exec, or NULL. NULL with *err. */
 sbx_early_t *sbx_launch(const char *bwrap_bin, char *const *shim, const sbx_exec_t *x, spawn_fds_t *fds,
                         int args_w, int seccomp_w, const sandbox_t *limits, char **err);
-sbx_early_t *sbx_prestart(const char *bwrap_bin, char *const *shim, const sbx_exec_t *x, char **err);
+/* limits: set them in the child (a root caller's sandbox user: nobody else
+ * may raise them later), or NULL (set when the options are fed). */
+sbx_early_t *sbx_prestart(const char *bwrap_bin, char *const *shim, const sbx_exec_t *x, const sandbox_t *limits,
+                          char **err);
 bool sbx_early_feed(const sandbox_t *s, sbx_early_t *e, const buf_t *args);
 sbx_early_t *sbx_start_loaded(const sandbox_t *s, const sbx_exec_t *x, const buf_t *args, char **err);
 

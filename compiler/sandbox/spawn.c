@@ -197,7 +197,7 @@ sbx_early_t *sbx_launch(const char *bwrap_bin, char *const *shim, const sbx_exec
     }
     if (x->new_pgrp) setpgid(pid, pid); /* no race with the child's own call */
     sbx_early_t *e = xcalloc(1, sizeof *e);
-    *e = (sbx_early_t){pid, args_w, seccomp_w, jp[0], shim && shim[0], ws, sc};
+    *e = (sbx_early_t){pid, args_w, seccomp_w, jp[0], shim && shim[0], ws, sc, limits != NULL};
     return e;
 }
 
@@ -213,7 +213,8 @@ static bool run_fds(const sbx_exec_t *x, spawn_fds_t *f, char **err)
     return false;
 }
 
-sbx_early_t *sbx_prestart(const char *bwrap_bin, char *const *shim, const sbx_exec_t *x, char **err)
+sbx_early_t *sbx_prestart(const char *bwrap_bin, char *const *shim, const sbx_exec_t *x, const sandbox_t *limits,
+                          char **err)
 {
     int ap[2] = {-1, -1}, sp[2] = {-1, -1};
     spawn_fds_t f = {-1, -1, -1, -1, -1, -1};
@@ -226,12 +227,12 @@ sbx_early_t *sbx_prestart(const char *bwrap_bin, char *const *shim, const sbx_ex
     }
     f.args = ap[0];
     f.seccomp = sp[0];
-    return sbx_launch(bwrap_bin, shim, x, &f, ap[1], sp[1], NULL, err);
+    return sbx_launch(bwrap_bin, shim, x, &f, ap[1], sp[1], limits, err);
 }
 
 sbx_early_t *sandbox_prestart(const char *bwrap_bin, const sbx_exec_t *x, char **err)
 {
-    return sbx_prestart(bwrap_bin, NULL, x, err);
+    return sbx_prestart(bwrap_bin, NULL, x, NULL, err);
 }
 
 void sandbox_early_abort(sbx_early_t *e)
@@ -278,7 +279,7 @@ static bool write_whole(int fd, const void *data, size_t len)
 bool sbx_early_feed(const sandbox_t *s, sbx_early_t *e, const buf_t *args)
 {
     if (args->len > PIPE_ARGS_MAX) return false;
-    set_limits(s, e->pid);
+    if (!e->limits_set) set_limits(s, e->pid);
     bool ok = write_whole(e->seccomp_fd, s->seccomp.p, s->seccomp.len);
     close_fd(&e->seccomp_fd);
     ok = ok && write_whole(e->args_fd, args->p, args->len);
