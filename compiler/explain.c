@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bwrap.h"
-#include "cmdline.h"
+#include "cmdlist.h"
 #include "compile.h"
 #include "fsutil.h"
 #include "domain.h"

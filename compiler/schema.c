@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmdline.h"
+#include "cmdlist.h"
 #include "domain.h"
 #include "keys.h"
 #include "paths.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "bwrap.h"
-#include "cmdline.h"
+#include "cmdlist.h"
 #include "exec.h"
 #include "log.h"
 #include "textenc.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "cmdline.h"
+#include "cmdlist.h"
 #include "tap.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
