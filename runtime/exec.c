@@ -195,6 +195,7 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
     const char *hide[] = {s->hide, NULL};
     sbx_exec_t x = {
         .workspace = s->workspace,
+        .workspace_fd = s->ws_fd,
         .scratch = s->scratch,
         .hide = s->hide ? hide : NULL,
         .argv = s->argv,

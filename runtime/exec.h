@@ -27,6 +27,7 @@ typedef struct exec_spec {
     janitor_t *janitor;       /* gates the run and takes its placeholders */
     const char *workspace;    /* session workspace (absolute) */
     const char *scratch;      /* session scratch dir (absolute) */
+    int ws_fd;                /* the session's kept workspace fd: the sandbox binds it (0: none) */
     const char *hide;         /* a directory kept dark even under a grant of a parent (the
                                  sessions root: other sessions), or NULL */
     char *const *argv;        /* the command */

@@ -166,6 +166,7 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
         .sbx = tc->lp->sbx,
         .janitor = tc->srv->janitor,
         .workspace = s->workspace,
+        .ws_fd = s->ws_fd,
         .scratch = s->scratch,
         .hide = sessions_root(tc->srv->sessions),
         .argv = argv,

@@ -43,53 +43,50 @@ static int parent_beneath(int dirfd, char *rel, const char **base)
     return fd;
 }
 
-void ph_remove(int ws_fd, const char *rel)
+/* The parent of rel (relative to ws_fd; an absolute path, a block outside
+ * the workspace under another grant, beneath / the same way), opened without
+ * following any symlink. *copy (caller frees) holds *base, the last name. */
+static int open_parent(int ws_fd, const char *rel, char **copy, const char **base)
 {
-    /* an absolute path (a block outside the workspace, under another
-     * grant) is resolved beneath / the same way: no symlink followed */
-    int root = -1, dirfd = ws_fd;
+    int root = -1;
+    *copy = NULL;
     if (*rel == '/') {
-        if ((root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) return;
-        dirfd = root;
+        if ((root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) return -1;
+        ws_fd = root;
         rel++;
     }
-    char *copy = xstrdup(rel);
+    *copy = xstrdup(rel);
+    int fd = parent_beneath(ws_fd, *copy, base);
+    if (root >= 0) close(root);
+    return fd;
+}
+
+void ph_remove(int ws_fd, const char *rel)
+{
+    char *copy;
     const char *base;
-    int pfd = parent_beneath(dirfd, copy, &base);
+    int pfd = open_parent(ws_fd, rel, &copy, &base);
     struct stat st;
     if (pfd >= 0 && fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (S_ISDIR(st.st_mode)) unlinkat(pfd, base, AT_REMOVEDIR); /* only when empty */
         else if (S_ISREG(st.st_mode) && st.st_size == 0 && st.st_nlink == 1) unlinkat(pfd, base, 0);
     }
     if (pfd >= 0) close(pfd);
-    if (root >= 0) close(root);
     free(copy);
 }
 
 void ph_make(int ws_fd, const char *rel, bool dir)
 {
-    int root = -1, dirfd = ws_fd;
-    if (*rel == '/') {
-        if ((root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) return;
-        dirfd = root;
-        rel++;
-    }
-    char *copy = xstrdup(rel);
+    char *copy;
     const char *base;
-    int pfd = parent_beneath(dirfd, copy, &base);
-    if (pfd >= 0) {
-        /* an O_PATH parent serves *at() calls but not creation: reopen it */
-        int wfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (wfd >= 0 && dir) {
-            mkdirat(wfd, base, 0755);
-        } else if (wfd >= 0) {
-            int f = openat(wfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
-            if (f >= 0) close(f);
-        }
-        if (wfd >= 0) close(wfd);
-        close(pfd);
+    int pfd = open_parent(ws_fd, rel, &copy, &base);
+    if (pfd >= 0 && dir) {
+        mkdirat(pfd, base, 0755);
+    } else if (pfd >= 0) {
+        int f = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+        if (f >= 0) close(f);
     }
-    if (root >= 0) close(root);
+    if (pfd >= 0) close(pfd);
     free(copy);
 }
 
