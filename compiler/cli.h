@@ -95,6 +95,6 @@ int cmd_schema(const cli_args_t *a);
 int cmd_lint(const cli_args_t *a);
 int cmd_explain(const cli_args_t *a);
 int cmd_diff(const cli_args_t *a);
-int cmd_check_golden(const cli_args_t *a); /* cmd_check is cmdline.h's */
+int cmd_check_golden(const cli_args_t *a); /* `drun-policy check` */
 
 #endif

@@ -632,11 +632,11 @@ static void path_json(explain_t *e, bool write, const char *arg, tanswer_t a[2],
 
 /* ---- exec and fetch ------------------------------------------------------------------------------------------------- */
 
-static const str_entry_t *cmd_entry(const policy_t *p, int list, long entry)
+static const str_entry_t *cmd_entry(const policy_t *p, cmdlist_kind_t list, long entry)
 {
     if (entry < 0) return NULL;
-    if (list == 1 && (size_t)entry < p->cmd_deny.n) return &p->cmd_deny.v[entry];
-    if (list == 2 && (size_t)entry < p->cmd_allow.n) return &p->cmd_allow.v[entry];
+    if (list == CMDLIST_DENY && (size_t)entry < p->cmd_deny.n) return &p->cmd_deny.v[entry];
+    if (list == CMDLIST_ALLOW && (size_t)entry < p->cmd_allow.n) return &p->cmd_allow.v[entry];
     return NULL;
 }
 
@@ -682,11 +682,11 @@ static void explain_exec(explain_t *e, const char *cmd, buf_t *out, jw_t *j)
     VEC(const char *) deny = {0}, allow = {0};
     for (size_t i = 0; i < p->cmd_deny.n; i++) vec_push(&deny, p->cmd_deny.v[i].s);
     for (size_t i = 0; i < p->cmd_allow.n; i++) vec_push(&allow, p->cmd_allow.v[i].s);
-    cmd_verdict_t v = cmd_check(cmd, strlen(cmd), deny.v, deny.n, allow.v, allow.n);
+    cmdlist_verdict_t v = cmdlist_check(cmd, strlen(cmd), deny.v, deny.n, allow.v, allow.n);
     vec_free(&deny);
     vec_free(&allow);
     const str_entry_t *ent = cmd_entry(p, v.list, v.entry);
-    const char *key = v.list == 1 ? "bash_command_denylist" : "bash_command_allowlist";
+    const char *key = v.list == CMDLIST_DENY ? "bash_command_denylist" : "bash_command_allowlist";
     static const char runtime[] = "drun-mcp session_bash: the command lists are checked before a command starts "
                                   "(not in the OS artifacts; the sandbox contains whatever runs)";
     if (j) {
@@ -716,10 +716,10 @@ static void explain_exec(explain_t *e, const char *cmd, buf_t *out, jw_t *j)
         buf_adds(out, "  rule:    ");
         if (ent) entry_text(out, p, key, ent->s, ent->span, true);
         else if (!p->cmd_deny.n && !p->cmd_allow.n) buf_adds(out, "no command lists: every command may start");
-        else buf_adds(out, v.list == 0 && !v.allowed ? "the command could not be split into words" : "no entry matched");
+        else buf_adds(out, v.list == CMDLIST_NONE && !v.allowed ? "the command could not be split into words" : "no entry matched");
         buf_printf(out, "\n  reason:  %s\n  linux, macos: %s\n", v.reason, runtime);
     }
-    cmd_verdict_free(&v);
+    cmdlist_verdict_free(&v);
 }
 
 /* The host of an http(s) URL, or NULL with *why. Minimal on purpose: the

@@ -195,7 +195,7 @@ static bool check_command(walk_t *w, const char *s, size_t len, span_t span, con
 {
     (void)len;
     char *err = NULL;
-    if (cmd_entry_valid(s, &err)) return true;
+    if (cmdlist_entry_valid(s, &err)) return true;
     ERR(w, "bad-command-entry", span, "bad entry in '%s': %s", name, err);
     free(err);
     return false;

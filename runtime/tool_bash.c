@@ -61,19 +61,19 @@ static bool lists_allow(tool_call_t *tc, const char *cmd, size_t len)
         deny[i] = p->cmd_deny.v[i].s;
     for (size_t i = 0; i < p->cmd_allow.n; i++)
         allow[i] = p->cmd_allow.v[i].s;
-    cmd_verdict_t v = cmd_check(cmd, len, deny, p->cmd_deny.n, allow, p->cmd_allow.n);
+    cmdlist_verdict_t v = cmdlist_check(cmd, len, deny, p->cmd_deny.n, allow, p->cmd_allow.n);
     free(deny);
     free(allow);
     if (v.allowed) {
-        cmd_verdict_free(&v);
+        cmdlist_verdict_free(&v);
         return true;
     }
     buf_t where = BUF_INIT;
-    const char *list = v.list == 1 ? "bash_command_denylist" : "bash_command_allowlist";
+    const char *list = v.list == CMDLIST_DENY ? "bash_command_denylist" : "bash_command_allowlist";
     const str_entry_t *e = NULL;
-    if (v.list == 1 && v.entry >= 0 && (size_t)v.entry < p->cmd_deny.n)
+    if (v.list == CMDLIST_DENY && v.entry >= 0 && (size_t)v.entry < p->cmd_deny.n)
         e = &p->cmd_deny.v[v.entry];
-    else if (v.list == 2 && v.entry >= 0 && (size_t)v.entry < p->cmd_allow.n)
+    else if (v.list == CMDLIST_ALLOW && v.entry >= 0 && (size_t)v.entry < p->cmd_allow.n)
         e = &p->cmd_allow.v[v.entry];
     if (e) {
         tc_where(tc, e->span, &where);
@@ -91,7 +91,7 @@ static bool lists_allow(tool_call_t *tc, const char *cmd, size_t len)
                 v.reason);
     }
     buf_free(&where);
-    cmd_verdict_free(&v);
+    cmdlist_verdict_free(&v);
     return false;
 }
 

@@ -87,7 +87,7 @@ static char *pattern_parse(const char *entry, arena_t *a, pattern_t *pat)
     return NULL;
 }
 
-bool cmd_entry_valid(const char *entry, char **err)
+bool cmdlist_entry_valid(const char *entry, char **err)
 {
     arena_t a = ARENA_INIT;
     pattern_t pat;
@@ -112,7 +112,7 @@ typedef struct argview {
     uint64_t shorts[4];          /* short option bytes present */
     VEC(lflag_t) longs;          /* long options (and aliased short ones), sorted */
     VEC(const char *) sorted;    /* static operands, sorted */
-    VEC(const cmd_word_t *) ops; /* operands in order, static or dynamic */
+    VEC(const shell_word_t *) ops; /* operands in order, static or dynamic */
     bool dyn_opt;                /* a dynamic word where options are still read */
     bool dyn_any;                /* any dynamic argument */
     bool dd;                     /* "--" ended the options */
@@ -121,13 +121,13 @@ typedef struct argview {
 static int cmp_lflag(const void *a, const void *b) { return strcmp(((const lflag_t *)a)->s, ((const lflag_t *)b)->s); }
 static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-static void view_build(argview_t *v, const cmd_simple_t *c)
+static void view_build(argview_t *v, const shell_cmd_t *c)
 {
     memset(v, 0, sizeof *v);
     const char *name = shell_base_name(c->words[0].text);
     bool dd = false;
     for (size_t i = 1; i < c->nwords; i++) {
-        const cmd_word_t *w = &c->words[i];
+        const shell_word_t *w = &c->words[i];
         const char *t = w->text;
         if (w->dynamic) {
             v->dyn_any = true;
@@ -180,7 +180,7 @@ static bool has_long_name(const argview_t *v, const char *key, size_t n)
     return false;
 }
 
-static bool has_flag(const argview_t *v, const cmd_simple_t *c, const char *f)
+static bool has_flag(const argview_t *v, const shell_cmd_t *c, const char *f)
 {
     if (f[1] != '-') {
         unsigned char ch = (unsigned char)f[1];
@@ -216,7 +216,7 @@ static bool has_operand(const argview_t *v, const char *o)
 
 /* 1 match, 0 none, -1 "may match": only dynamic words (or xargs's input)
  * could supply what is missing — a match for a denylist, never for an allowlist. */
-static int pattern_match(const pattern_t *pat, const argview_t *v, const cmd_simple_t *c, bool allow)
+static int pattern_match(const pattern_t *pat, const argview_t *v, const shell_cmd_t *c, bool allow)
 {
     if (c->words[0].dynamic || c->words[0].glob) return allow ? 0 : -1;
     if (strcmp(shell_base_name(c->words[0].text), pat->name)) return 0;
@@ -244,7 +244,7 @@ static int pattern_match(const pattern_t *pat, const argview_t *v, const cmd_sim
     return maybe ? -1 : 1;
 }
 
-int cmd_entry_match(const char *entry, const cmd_simple_t *c, bool in_allowlist)
+int cmdlist_entry_match(const char *entry, const shell_cmd_t *c, bool in_allowlist)
 {
     arena_t a = ARENA_INIT;
     pattern_t pat;
@@ -268,10 +268,10 @@ typedef struct checker {
     const char *const *deny, *const *allow;
     size_t ndeny, nallow;
     pattern_t *dp, *ap; /* parsed entries */
-    cmd_parse_t parse;
+    shell_parse_t parse;
     argview_t *views;   /* one per simple command */
     arena_t arena;
-    cmd_verdict_t v;
+    cmdlist_verdict_t v;
 } checker_t;
 
 static char *entry_display(const char *e)
@@ -282,7 +282,7 @@ static char *entry_display(const char *e)
 }
 
 __attribute__((format(printf, 5, 6)))
-static void decide(checker_t *k, int list, long entry, const cmd_simple_t *c, const char *fmt, ...)
+static void decide(checker_t *k, cmdlist_kind_t list, long entry, const shell_cmd_t *c, const char *fmt, ...)
 {
     va_list ap;
     buf_t b = BUF_INIT;
@@ -292,7 +292,7 @@ static void decide(checker_t *k, int list, long entry, const cmd_simple_t *c, co
     k->v.allowed = false;
     k->v.list = list;
     k->v.entry = entry;
-    k->v.command = c ? cmd_simple_display(c) : NULL;
+    k->v.command = c ? shell_cmd_display(c) : NULL;
     k->v.reason = buf_detach(&b, NULL);
 }
 
@@ -302,14 +302,14 @@ static bool compile_lists(checker_t *k)
 {
     k->dp = xcalloc(k->ndeny + 1, sizeof *k->dp);
     k->ap = xcalloc(k->nallow + 1, sizeof *k->ap);
-    for (int list = 1; list <= 2; list++) {
-        const char *const *e = list == 1 ? k->deny : k->allow;
-        size_t n = list == 1 ? k->ndeny : k->nallow;
+    for (cmdlist_kind_t list = CMDLIST_DENY; list <= CMDLIST_ALLOW; list++) {
+        const char *const *e = list == CMDLIST_DENY ? k->deny : k->allow;
+        size_t n = list == CMDLIST_DENY ? k->ndeny : k->nallow;
         for (size_t i = 0; i < n; i++) {
-            char *err = pattern_parse(e[i], &k->arena, (list == 1 ? k->dp : k->ap) + i);
+            char *err = pattern_parse(e[i], &k->arena, (list == CMDLIST_DENY ? k->dp : k->ap) + i);
             if (!err) continue;
             char *d = e[i] ? entry_display(e[i]) : xstrdup("(null)");
-            decide(k, list, (long)i, NULL, "%s entry %zu ('%s') is invalid: %s", list == 1 ? "denylist" : "allowlist",
+            decide(k, list, (long)i, NULL, "%s entry %zu ('%s') is invalid: %s", list == CMDLIST_DENY ? "denylist" : "allowlist",
                    i, d, err);
             free(d);
             free(err);
@@ -323,11 +323,11 @@ static bool compile_lists(checker_t *k)
 static bool deny_certain(checker_t *k)
 {
     for (size_t i = 0; i < k->parse.ncmds; i++) {
-        const cmd_simple_t *c = &k->parse.cmds[i];
+        const shell_cmd_t *c = &k->parse.cmds[i];
         for (size_t j = 0; j < k->ndeny; j++) {
             if (pattern_match(&k->dp[j], &k->views[i], c, false) != 1) continue;
-            char *d = cmd_simple_display_clipped(c), *e = entry_display(k->deny[j]);
-            decide(k, 1, (long)j, c, "'%s' matches denylist entry '%s'", d, e);
+            char *d = shell_cmd_display_clipped(c), *e = entry_display(k->deny[j]);
+            decide(k, CMDLIST_DENY, (long)j, c, "'%s' matches denylist entry '%s'", d, e);
             free(d);
             free(e);
             return true;
@@ -339,17 +339,17 @@ static bool deny_certain(checker_t *k)
 /* With a denylist: an opaque command, or one that may match an entry. */
 static bool deny_uncertain(checker_t *k, size_t i)
 {
-    const cmd_simple_t *c = &k->parse.cmds[i];
+    const shell_cmd_t *c = &k->parse.cmds[i];
     if (c->opaque) {
-        char *why = cmd_opaque_why(c);
-        decide(k, 1, -1, c, "%s; it cannot be checked against the denylist", why);
+        char *why = shell_opaque_why(c);
+        decide(k, CMDLIST_DENY, -1, c, "%s; it cannot be checked against the denylist", why);
         free(why);
         return true;
     }
     for (size_t j = 0; j < k->ndeny; j++) {
         if (pattern_match(&k->dp[j], &k->views[i], c, false) != -1) continue;
-        char *d = cmd_simple_display_clipped(c), *e = entry_display(k->deny[j]);
-        decide(k, 1, (long)j, c, "'%s' may match denylist entry '%s': some of its arguments are only known when it runs",
+        char *d = shell_cmd_display_clipped(c), *e = entry_display(k->deny[j]);
+        decide(k, CMDLIST_DENY, (long)j, c, "'%s' may match denylist entry '%s': some of its arguments are only known when it runs",
                d, e);
         free(d);
         free(e);
@@ -361,17 +361,17 @@ static bool deny_uncertain(checker_t *k, size_t i)
 /* With an allowlist: the entry c matches, or -1 after denying. */
 static long allow_entry(checker_t *k, size_t i)
 {
-    const cmd_simple_t *c = &k->parse.cmds[i];
+    const shell_cmd_t *c = &k->parse.cmds[i];
     if (c->opaque) {
-        char *why = cmd_opaque_why(c);
-        decide(k, 2, -1, c, "%s; with an allowlist every command must be known", why);
+        char *why = shell_opaque_why(c);
+        decide(k, CMDLIST_ALLOW, -1, c, "%s; with an allowlist every command must be known", why);
         free(why);
         return -1;
     }
     for (size_t j = 0; j < k->nallow; j++)
         if (pattern_match(&k->ap[j], &k->views[i], c, true) == 1) return (long)j;
-    char *d = cmd_simple_display_clipped(c);
-    decide(k, 2, -1, c, "'%s' matches no allowlist entry", d);
+    char *d = shell_cmd_display_clipped(c);
+    decide(k, CMDLIST_ALLOW, -1, c, "'%s' matches no allowlist entry", d);
     free(d);
     return -1;
 }
@@ -384,16 +384,16 @@ static void allowed_reason(checker_t *k, long last_entry)
     } else if (!k->nallow) {
         k->v.reason = xstrdup("no command matches the denylist");
     } else if (k->parse.ncmds == 1) {
-        const cmd_simple_t *c = &k->parse.cmds[0];
-        char *d = cmd_simple_display_clipped(c), *e = entry_display(k->allow[last_entry]);
-        k->v.list = 2;
+        const shell_cmd_t *c = &k->parse.cmds[0];
+        char *d = shell_cmd_display_clipped(c), *e = entry_display(k->allow[last_entry]);
+        k->v.list = CMDLIST_ALLOW;
         k->v.entry = last_entry;
-        k->v.command = cmd_simple_display(c);
+        k->v.command = shell_cmd_display(c);
         k->v.reason = xasprintf("'%s' matches allowlist entry '%s'", d, e);
         free(d);
         free(e);
     } else {
-        k->v.list = 2;
+        k->v.list = CMDLIST_ALLOW;
         k->v.reason = xasprintf("all %zu commands match the allowlist", k->parse.ncmds);
     }
 }
@@ -411,8 +411,8 @@ static void check_commands(checker_t *k)
     allowed_reason(k, last);
 }
 
-cmd_verdict_t cmd_check(const char *cmd, size_t len, const char *const *deny, size_t ndeny,
-                        const char *const *allow, size_t nallow)
+cmdlist_verdict_t cmdlist_check(const char *cmd, size_t len, const char *const *deny, size_t ndeny,
+                                const char *const *allow, size_t nallow)
 {
     checker_t k = {0};
     k.deny = deny;
@@ -426,7 +426,7 @@ cmd_verdict_t cmd_check(const char *cmd, size_t len, const char *const *deny, si
         return k.v;
     }
     if (compile_lists(&k)) {
-        if (!cmd_parse(cmd, len, &k.parse)) decide(&k, 0, -1, NULL, "%s", k.parse.error);
+        if (!shell_parse(cmd, len, &k.parse)) decide(&k, CMDLIST_NONE, -1, NULL, "%s", k.parse.error);
         else check_commands(&k);
     }
     for (size_t i = 0; k.views && i < k.parse.ncmds; i++) view_free(&k.views[i]);
@@ -435,12 +435,12 @@ cmd_verdict_t cmd_check(const char *cmd, size_t len, const char *const *deny, si
     for (size_t i = 0; i < k.nallow; i++) pattern_free(&k.ap[i]);
     free(k.dp);
     free(k.ap);
-    cmd_parse_free(&k.parse);
+    shell_parse_free(&k.parse);
     arena_free(&k.arena);
     return k.v;
 }
 
-void cmd_verdict_free(cmd_verdict_t *v)
+void cmdlist_verdict_free(cmdlist_verdict_t *v)
 {
     if (!v) return;
     free(v->command);

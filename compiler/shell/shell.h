@@ -19,13 +19,13 @@
 /* Nesting levels (substitutions, subshells, groups, compound commands,
  * wrappers, sh -c strings) counting the top level; the next one is the error
  * "nested too deeply". Keeps recursion and stack use bounded on hostile input. */
-#define CMD_MAX_DEPTH 64
+#define SHELL_MAX_DEPTH 64
 
 /* ---- the split ----------------------------------------------------------------- */
 
-typedef struct cmd_word {
+typedef struct shell_word {
     char *text;   /* static: the value after quote removal; dynamic: the source text as
-                     written. NUL-terminated, owned by the cmd_parse_t */
+                     written. NUL-terminated, owned by the shell_parse_t */
     size_t len;   /* bytes in text; a static value never holds a NUL */
     char *raw;    /* the source text as written (quotes and all), owned likewise */
     size_t rawlen;
@@ -33,70 +33,70 @@ typedef struct cmd_word {
                      <(..), or a value filled in by find/xargs ({}) */
     bool splits;  /* holds an unquoted expansion: may become zero or several words */
     bool glob;    /* unquoted *, ?, [ or brace expansion: makes a command word dynamic */
-} cmd_word_t;
+} shell_word_t;
 
 /* Why a simple command cannot be checked before it runs. */
-typedef enum cmd_opaque {
-    CMD_CHECKABLE = 0,
-    CMD_OPAQUE_WORD,     /* the command word is dynamic: $CMD, $(..), *, {a,b}, find's {} */
-    CMD_OPAQUE_EVAL,     /* eval, or a builtin option that runs a string (mapfile -C, bind -x) */
-    CMD_OPAQUE_SOURCE,   /* source FILE, . FILE */
-    CMD_OPAQUE_STRING,   /* sh -c, su -c, trap, watch, flock -c with a dynamic string */
-    CMD_OPAQUE_STDIN,    /* a shell that reads its commands from standard input */
-    CMD_OPAQUE_FOREIGN,  /* fish -c, csh -c: a language not parsed here */
-    CMD_OPAQUE_WRAPPED,  /* a wrapper (sudo, env, xargs, ...) whose options are dynamic */
-    CMD_OPAQUE_OPTION,   /* a wrapper option not understood here, or env -S */
-    CMD_OPAQUE_FIND,     /* find with dynamic arguments that could add -exec */
-    CMD_OPAQUE_PROMPT,   /* ${x@P}: prompt expansion runs the substitutions in x */
-    CMD_OPAQUE_ALIAS,    /* alias NAME=TEXT: text that becomes commands */
-    CMD_OPAQUE_SUBSCRIPT,/* unset 'a[$(..)]', [[ -v 'a[`..`]' ]]: a subscript that runs code */
-} cmd_opaque_t;
+typedef enum shell_opaque {
+    SHELL_CHECKABLE = 0,
+    SHELL_OPAQUE_WORD,     /* the command word is dynamic: $CMD, $(..), *, {a,b}, find's {} */
+    SHELL_OPAQUE_EVAL,     /* eval, or a builtin option that runs a string (mapfile -C, bind -x) */
+    SHELL_OPAQUE_SOURCE,   /* source FILE, . FILE */
+    SHELL_OPAQUE_STRING,   /* sh -c, su -c, trap, watch, flock -c with a dynamic string */
+    SHELL_OPAQUE_STDIN,    /* a shell that reads its commands from standard input */
+    SHELL_OPAQUE_FOREIGN,  /* fish -c, csh -c: a language not parsed here */
+    SHELL_OPAQUE_WRAPPED,  /* a wrapper (sudo, env, xargs, ...) whose options are dynamic */
+    SHELL_OPAQUE_OPTION,   /* a wrapper option not understood here, or env -S */
+    SHELL_OPAQUE_FIND,     /* find with dynamic arguments that could add -exec */
+    SHELL_OPAQUE_PROMPT,   /* ${x@P}: prompt expansion runs the substitutions in x */
+    SHELL_OPAQUE_ALIAS,    /* alias NAME=TEXT: text that becomes commands */
+    SHELL_OPAQUE_SUBSCRIPT,/* unset 'a[$(..)]', [[ -v 'a[`..`]' ]]: a subscript that runs code */
+} shell_opaque_t;
 
-typedef struct cmd_simple {
-    cmd_word_t *words;   /* words[0] is the command word; leading assignments and
-                            redirections are not words. Owned by the cmd_parse_t */
+typedef struct shell_cmd {
+    shell_word_t *words;   /* words[0] is the command word; leading assignments and
+                            redirections are not words. Owned by the shell_parse_t */
     size_t nwords;       /* always >= 1 */
     size_t offset;       /* byte offset in the parsed string where it was found; for a
                             command inside a nested string (sh -c, backquotes) the
                             offset of that string in the top-level input */
     unsigned depth;      /* 0 at top level, +1 per enclosing construct or wrapper */
-    cmd_opaque_t opaque; /* CMD_CHECKABLE unless it cannot be checked */
+    shell_opaque_t opaque; /* SHELL_CHECKABLE unless it cannot be checked */
     bool more_args;      /* more arguments are added when it runs (xargs's command) */
-} cmd_simple_t;
+} shell_cmd_t;
 
-typedef struct cmd_parse {
-    cmd_simple_t *cmds; /* in the order found: a substitution's commands come before the
+typedef struct shell_parse {
+    shell_cmd_t *cmds; /* in the order found: a substitution's commands come before the
                            command that uses it, a wrapper before the command it runs */
     size_t ncmds;
     char *error;        /* NULL when the whole string parsed; else a message naming the
                            offset ("unterminated single quote at offset 12") */
     arena_t arena;      /* owns every word and text above */
-} cmd_parse_t;
+} shell_parse_t;
 
 /* Splits len bytes of cmd (any bytes; a NUL is an error) into simple commands.
  * Always fills *out (commands found before an error are kept, for display);
  * returns false when out->error is set. Linear time, bounded recursion.
- * Free with cmd_parse_free, even after a failure. */
-bool cmd_parse(const char *cmd, size_t len, cmd_parse_t *out);
-void cmd_parse_free(cmd_parse_t *p);
+ * Free with shell_parse_free, even after a failure. */
+bool shell_parse(const char *cmd, size_t len, shell_parse_t *out);
+void shell_parse_free(shell_parse_t *p);
 
 /* The command re-quoted for display, words joined by spaces: static words through
- * cmd_quote, dynamic words as written (control bytes shown as \xHH).
+ * shell_quote, dynamic words as written (control bytes shown as \xHH).
  * Caller frees. */
-char *cmd_simple_display(const cmd_simple_t *c);
+char *shell_cmd_display(const shell_cmd_t *c);
 
 /* A phrase saying why c is opaque ("the command word of '$CMD x' is only known
  * when it runs"), or NULL when c is checkable. Caller frees. */
-char *cmd_opaque_why(const cmd_simple_t *c);
+char *shell_opaque_why(const shell_cmd_t *c);
 
-/* Quotes len bytes so that a shell (and cmd_parse) reads them back as exactly
+/* Quotes len bytes so that a shell (and shell_parse) reads them back as exactly
  * one word with that value: bare when only safe characters, '...' otherwise,
  * $'...' when it holds control bytes or invalid UTF-8. The inverse of the word
  * reader, and tested as such. Caller frees. */
-char *cmd_quote(const char *s, size_t len);
+char *shell_quote(const char *s, size_t len);
 
 /* The display of c clipped to about SHELL_CLIP bytes, for messages. Caller frees. */
-char *cmd_simple_display_clipped(const cmd_simple_t *c);
+char *shell_cmd_display_clipped(const shell_cmd_t *c);
 
 /* ---- helpers shared with the command-list matcher -------------------------------- */
 

@@ -51,10 +51,10 @@ typedef struct heredoc {
     bool expand;     /* unquoted delimiter: substitutions in the body run */
 } heredoc_t;
 
-/* What one cmd_parse (and every nested parse inside it) shares. */
+/* What one shell_parse (and every nested parse inside it) shares. */
 typedef struct shared {
-    cmd_parse_t *out;
-    VEC(cmd_simple_t) cmds;
+    shell_parse_t *out;
+    VEC(shell_cmd_t) cmds;
     char *error; /* the first error wins; owned until handed to out */
 } shared_t;
 
@@ -117,13 +117,13 @@ void shell_parse_list(parser_t *p);
 void shell_parse_nested(parser_t *p, const char *s, size_t len, size_t at_off, const char *what, unsigned depth);
 /* A synthetic opaque command for an expansion that runs code wherever it
  * appears (${x@P}): its one word is the expansion as written. */
-void shell_emit_opaque(parser_t *p, size_t start, size_t end, cmd_opaque_t why);
+void shell_emit_opaque(parser_t *p, size_t start, size_t end, shell_opaque_t why);
 bool shell_in_list(const char *s, const char *const *list); /* list ends with NULL */
 
 /* ---- shell_unwrap.c ---- */
 
 /* Adds one simple command (words live in the arena), then what it runs. */
-void shell_emit(parser_t *p, cmd_word_t *words, size_t n, size_t offset, unsigned depth, bool more_args);
+void shell_emit(parser_t *p, shell_word_t *words, size_t n, size_t offset, unsigned depth, bool more_args);
 /* A subscript bash evaluates as arithmetic that holds a substitution. */
 bool shell_subscript_code(const char *t);
 

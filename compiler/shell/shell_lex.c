@@ -62,7 +62,7 @@ static void perr_hint(parser_t *p, size_t off, const char *hint, const char *fmt
 bool shell_enter(parser_t *p, size_t off)
 {
     if (failed(p)) return false;
-    if (p->depth + 1 >= CMD_MAX_DEPTH) {
+    if (p->depth + 1 >= SHELL_MAX_DEPTH) {
         shell_perr(p, off, "nested too deeply");
         return false;
     }
@@ -442,7 +442,7 @@ static void brace_param(parser_t *p, size_t open, bool in_dq)
         }
         if (c == '}' && level-- == 0) {
             if (p->pos - start >= 2 && p->s[p->pos - 2] == '@' && p->s[p->pos - 1] == 'P')
-                shell_emit_opaque(p, open, p->pos + 1, CMD_OPAQUE_PROMPT);
+                shell_emit_opaque(p, open, p->pos + 1, SHELL_OPAQUE_PROMPT);
             p->pos++;
             break;
         }
@@ -902,7 +902,7 @@ static char *entry_words(const char *e, parser_t *p, lwords_t *words)
 
 char *shell_read_literals(const char *s, arena_t *a, shell_literal_t **words, size_t *n)
 {
-    cmd_parse_t dummy = {0}; /* owns nothing: entry mode emits no commands */
+    shell_parse_t dummy = {0}; /* owns nothing: entry mode emits no commands */
     shared_t sh = {0};
     sh.out = &dummy;
     parser_t p = {0};

@@ -1,7 +1,7 @@
 /* shell_parse.c — the grammar of a bash command string, by recursive descent:
  * lists, pipelines, compound commands that only nest, function definitions,
  * and simple commands, which are handed to shell_unwrap.c as they are found.
- * The public entry point shell.h's cmd_parse is here.
+ * The public entry point shell.h's shell_parse is here.
  */
 #include "shell_int.h"
 
@@ -250,7 +250,7 @@ static void parse_cond(parser_t *p)
         if (k == T_EOF) {
             shell_perr(p, off, "missing ']]' for the '[['");
         } else if (k == T_WORD && !p->tok.w.dynamic && shell_subscript_code(buf_cstr(&p->tok.w.val))) {
-            shell_emit_opaque(p, p->tok.w.start, p->tok.w.end, CMD_OPAQUE_SUBSCRIPT);
+            shell_emit_opaque(p, p->tok.w.start, p->tok.w.end, SHELL_OPAQUE_SUBSCRIPT);
             shell_advance(p);
         } else if (k == T_WORD || k == T_IONUM || k == T_NEWLINE ||
                    (k == T_OP && (op == OP_LPAREN || op == OP_RPAREN || op == OP_AND || op == OP_OR ||
@@ -417,10 +417,10 @@ void shell_parse_list(parser_t *p)
 
 /* ==== simple commands ================================================================================ */
 
-static cmd_word_t make_word(parser_t *p, const lword_t *w)
+static shell_word_t make_word(parser_t *p, const lword_t *w)
 {
     arena_t *a = &p->sh->out->arena;
-    cmd_word_t cw = {0};
+    shell_word_t cw = {0};
     cw.rawlen = w->end - w->start;
     cw.raw = arena_strndup(a, p->s + w->start, cw.rawlen);
     cw.dynamic = w->dynamic;
@@ -480,7 +480,7 @@ static void parse_simple(parser_t *p, lword_t *first)
         }
     }
     if (!failed(p) && words.n) {
-        cmd_word_t *cw = arena_alloc(&p->sh->out->arena, words.n * sizeof *cw);
+        shell_word_t *cw = arena_alloc(&p->sh->out->arena, words.n * sizeof *cw);
         for (size_t i = 0; i < words.n; i++) cw[i] = make_word(p, &words.v[i]);
         shell_emit(p, cw, words.n, p->nested ? p->origin : words.v[0].start, p->depth, false);
     }
@@ -491,25 +491,25 @@ out:
 
 /* A synthetic opaque command for an expansion that runs code wherever it
  * appears (${x@P}): its one word is the expansion as written. */
-void shell_emit_opaque(parser_t *p, size_t start, size_t end, cmd_opaque_t why)
+void shell_emit_opaque(parser_t *p, size_t start, size_t end, shell_opaque_t why)
 {
     if (p->entry_mode) return;
     arena_t *a = &p->sh->out->arena;
-    cmd_word_t *w = arena_zalloc(a, sizeof *w);
+    shell_word_t *w = arena_zalloc(a, sizeof *w);
     w->raw = w->text = arena_strndup(a, p->s + start, end - start);
     w->rawlen = w->len = end - start;
     w->dynamic = true;
-    cmd_simple_t c = {w, 1, p->nested ? p->origin : start, p->depth, why, false};
+    shell_cmd_t c = {w, 1, p->nested ? p->origin : start, p->depth, why, false};
     vec_push(&p->sh->cmds, c);
 }
 
 /* A string taken from a word (backquotes, sh -c, trap, watch), parsed with
  * the same rules; its commands join the same list. */
 void shell_parse_nested(parser_t *p, const char *s, size_t len, size_t at_off,
-                         const char *what, unsigned depth)
+                        const char *what, unsigned depth)
 {
     if (failed(p)) return;
-    if (depth + 1 >= CMD_MAX_DEPTH) {
+    if (depth + 1 >= SHELL_MAX_DEPTH) {
         shell_perr(p, at_off, "nested too deeply");
         return;
     }
@@ -532,7 +532,7 @@ void shell_parse_nested(parser_t *p, const char *s, size_t len, size_t at_off,
 
 /* ==== the split: public API ================================================================================ */
 
-bool cmd_parse(const char *cmd, size_t len, cmd_parse_t *out)
+bool shell_parse(const char *cmd, size_t len, shell_parse_t *out)
 {
     memset(out, 0, sizeof *out);
     shared_t sh = {0};
@@ -561,7 +561,7 @@ bool cmd_parse(const char *cmd, size_t len, cmd_parse_t *out)
     return out->error == NULL;
 }
 
-void cmd_parse_free(cmd_parse_t *p)
+void shell_parse_free(shell_parse_t *p)
 {
     if (!p) return;
     free(p->error);

@@ -104,7 +104,7 @@ static void quote_into(buf_t *b, const char *s, size_t n, bool force)
     }
 }
 
-char *cmd_quote(const char *s, size_t len)
+char *shell_quote(const char *s, size_t len)
 {
     buf_t b = BUF_INIT;
     quote_into(&b, s ? s : "", s ? len : 0, false);
@@ -118,11 +118,11 @@ static bool looks_assign(const char *t)
     return *t == '=' || *t == '[' || (t[0] == '+' && t[1] == '=');
 }
 
-char *cmd_simple_display(const cmd_simple_t *c)
+char *shell_cmd_display(const shell_cmd_t *c)
 {
     buf_t b = BUF_INIT;
     for (size_t i = 0; i < c->nwords; i++) {
-        const cmd_word_t *w = &c->words[i];
+        const shell_word_t *w = &c->words[i];
         if (i) buf_addc(&b, ' ');
         if (w->dynamic || w->glob) shell_sanitize(&b, w->raw, w->rawlen);
         else quote_into(&b, w->text, w->len, i == 0 && (shell_reserved(w->text) || looks_assign(w->text)));
@@ -140,26 +140,26 @@ char *shell_clip(char *s, size_t max)
     return s;
 }
 
-char *cmd_simple_display_clipped(const cmd_simple_t *c) { return shell_clip(cmd_simple_display(c), SHELL_CLIP); }
+char *shell_cmd_display_clipped(const shell_cmd_t *c) { return shell_clip(shell_cmd_display(c), SHELL_CLIP); }
 
-char *cmd_opaque_why(const cmd_simple_t *c)
+char *shell_opaque_why(const shell_cmd_t *c)
 {
     static const char *const why[] = {
-        [CMD_OPAQUE_WORD] = "the command word of '%s' is only known when it runs",
-        [CMD_OPAQUE_EVAL] = "'%s' runs a string as shell code",
-        [CMD_OPAQUE_SOURCE] = "'%s' runs the commands in a file",
-        [CMD_OPAQUE_STRING] = "the command string of '%s' is only known when it runs",
-        [CMD_OPAQUE_STDIN] = "'%s' reads its commands from standard input",
-        [CMD_OPAQUE_FOREIGN] = "'%s' runs code in a shell language not parsed here",
-        [CMD_OPAQUE_WRAPPED] = "the command run by '%s' is only known when it runs",
-        [CMD_OPAQUE_OPTION] = "'%s' uses an option that hides which command it runs",
-        [CMD_OPAQUE_FIND] = "'%s' has arguments only known when it runs, which could add -exec",
-        [CMD_OPAQUE_PROMPT] = "'%s' expands a prompt string, which runs the substitutions in it",
-        [CMD_OPAQUE_ALIAS] = "'%s' defines an alias, which turns text into commands",
-        [CMD_OPAQUE_SUBSCRIPT] = "'%s' evaluates an array subscript, which runs the substitutions in it",
+        [SHELL_OPAQUE_WORD] = "the command word of '%s' is only known when it runs",
+        [SHELL_OPAQUE_EVAL] = "'%s' runs a string as shell code",
+        [SHELL_OPAQUE_SOURCE] = "'%s' runs the commands in a file",
+        [SHELL_OPAQUE_STRING] = "the command string of '%s' is only known when it runs",
+        [SHELL_OPAQUE_STDIN] = "'%s' reads its commands from standard input",
+        [SHELL_OPAQUE_FOREIGN] = "'%s' runs code in a shell language not parsed here",
+        [SHELL_OPAQUE_WRAPPED] = "the command run by '%s' is only known when it runs",
+        [SHELL_OPAQUE_OPTION] = "'%s' uses an option that hides which command it runs",
+        [SHELL_OPAQUE_FIND] = "'%s' has arguments only known when it runs, which could add -exec",
+        [SHELL_OPAQUE_PROMPT] = "'%s' expands a prompt string, which runs the substitutions in it",
+        [SHELL_OPAQUE_ALIAS] = "'%s' defines an alias, which turns text into commands",
+        [SHELL_OPAQUE_SUBSCRIPT] = "'%s' evaluates an array subscript, which runs the substitutions in it",
     };
-    if (c->opaque == CMD_CHECKABLE || (size_t)c->opaque >= sizeof why / sizeof why[0]) return NULL;
-    char *d = cmd_simple_display_clipped(c);
+    if (c->opaque == SHELL_CHECKABLE || (size_t)c->opaque >= sizeof why / sizeof why[0]) return NULL;
+    char *d = shell_cmd_display_clipped(c);
     char *s = xasprintf(why[c->opaque], d);
     free(d);
     return s;

@@ -106,7 +106,7 @@ const char *shell_base_name(const char *s)
     return slash ? slash + 1 : s;
 }
 
-static bool set_opaque(parser_t *p, size_t idx, cmd_opaque_t why)
+static bool set_opaque(parser_t *p, size_t idx, shell_opaque_t why)
 {
     p->sh->cmds.v[idx].opaque = why;
     return false;
@@ -114,7 +114,7 @@ static bool set_opaque(parser_t *p, size_t idx, cmd_opaque_t why)
 
 /* The word after an option that takes one: fine unless it may split into
  * several words, which would move the command. */
-static bool option_arg_ok(const cmd_word_t *w) { return !(w->dynamic && w->splits); }
+static bool option_arg_ok(const shell_word_t *w) { return !(w->dynamic && w->splits); }
 
 static bool env_assign(const char *t)
 {
@@ -138,16 +138,16 @@ static const lopt_t *find_long(const lopt_t *longs, const char *name, size_t n)
 /* One "--name[=value]" at words[i]; returns the next index, or 0 when opaque. */
 static size_t scan_long(parser_t *p, size_t idx, const wrapper_t *wr, optscan_t *os, size_t i)
 {
-    const cmd_simple_t *c = &p->sh->cmds.v[idx];
+    const shell_cmd_t *c = &p->sh->cmds.v[idx];
     const char *t = c->words[i].text + 2, *eq = strchr(t, '=');
     const lopt_t *l = find_long(wr->longs, t, eq ? (size_t)(eq - t) : strlen(t));
-    if (!l) return set_opaque(p, idx, CMD_OPAQUE_OPTION);
+    if (!l) return set_opaque(p, idx, SHELL_OPAQUE_OPTION);
     unsigned char k = (unsigned char)l->letter;
     os->seen[k] = true;
     os->arg[k] = eq ? eq + 1 : NULL;
     if (l->arg != 1 || eq) return i + 1;
     if (i + 1 >= c->nwords) return c->nwords;
-    if (!option_arg_ok(&c->words[i + 1])) return set_opaque(p, idx, CMD_OPAQUE_WRAPPED);
+    if (!option_arg_ok(&c->words[i + 1])) return set_opaque(p, idx, SHELL_OPAQUE_WRAPPED);
     os->arg[k] = c->words[i + 1].text;
     return i + 2;
 }
@@ -155,11 +155,11 @@ static size_t scan_long(parser_t *p, size_t idx, const wrapper_t *wr, optscan_t 
 /* One bundle of short options at words[i]; returns the next index, or 0. */
 static size_t scan_short(parser_t *p, size_t idx, const wrapper_t *wr, optscan_t *os, size_t i)
 {
-    const cmd_simple_t *c = &p->sh->cmds.v[idx];
+    const shell_cmd_t *c = &p->sh->cmds.v[idx];
     const char *t = c->words[i].text;
     for (size_t k = 1; t[k]; k++) {
         unsigned char ch = (unsigned char)t[k];
-        if (ch >= 128) return set_opaque(p, idx, CMD_OPAQUE_OPTION);
+        if (ch >= 128) return set_opaque(p, idx, SHELL_OPAQUE_OPTION);
         if (strchr(wr->args, ch)) {
             os->seen[ch] = true;
             if (t[k + 1]) {
@@ -167,7 +167,7 @@ static size_t scan_short(parser_t *p, size_t idx, const wrapper_t *wr, optscan_t
                 return i + 1;
             }
             if (i + 1 >= c->nwords) return c->nwords;
-            if (!option_arg_ok(&c->words[i + 1])) return set_opaque(p, idx, CMD_OPAQUE_WRAPPED);
+            if (!option_arg_ok(&c->words[i + 1])) return set_opaque(p, idx, SHELL_OPAQUE_WRAPPED);
             os->arg[ch] = c->words[i + 1].text;
             return i + 2;
         }
@@ -176,7 +176,7 @@ static size_t scan_short(parser_t *p, size_t idx, const wrapper_t *wr, optscan_t
             os->arg[ch] = t[k + 1] ? t + k + 1 : NULL;
             return i + 1;
         }
-        if (!strchr(wr->flags, ch)) return set_opaque(p, idx, CMD_OPAQUE_OPTION);
+        if (!strchr(wr->flags, ch)) return set_opaque(p, idx, SHELL_OPAQUE_OPTION);
         os->seen[ch] = true;
     }
     return i + 1;
@@ -188,8 +188,8 @@ static size_t scan_wrapper(parser_t *p, size_t idx, const wrapper_t *wr, optscan
 {
     size_t i = 1, n = p->sh->cmds.v[idx].nwords;
     while (i < n) {
-        const cmd_word_t *w = &p->sh->cmds.v[idx].words[i];
-        if (w->dynamic) return set_opaque(p, idx, CMD_OPAQUE_WRAPPED);
+        const shell_word_t *w = &p->sh->cmds.v[idx].words[i];
+        if (w->dynamic) return set_opaque(p, idx, SHELL_OPAQUE_WRAPPED);
         const char *t = w->text;
         if ((wr->how & W_ASSIGN) && env_assign(t)) { i++; continue; }
         if ((wr->how & W_NOOPTS) || t[0] != '-' || !t[1]) {
@@ -205,11 +205,11 @@ static size_t scan_wrapper(parser_t *p, size_t idx, const wrapper_t *wr, optscan
         i = next;
     }
     for (unsigned k = 0; k < wr->operands && i < n; k++, i++)
-        if (!option_arg_ok(&p->sh->cmds.v[idx].words[i])) return set_opaque(p, idx, CMD_OPAQUE_WRAPPED);
+        if (!option_arg_ok(&p->sh->cmds.v[idx].words[i])) return set_opaque(p, idx, SHELL_OPAQUE_WRAPPED);
     return i;
 }
 
-static void join_words(buf_t *b, const cmd_word_t *w, size_t n)
+static void join_words(buf_t *b, const shell_word_t *w, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (i) buf_addc(b, ' ');
@@ -218,9 +218,9 @@ static void join_words(buf_t *b, const cmd_word_t *w, size_t n)
 }
 
 /* xargs -I R / -i[R]: words holding R are filled in from its input. */
-static cmd_word_t *xargs_replace(parser_t *p, const cmd_word_t *w, size_t n, const char *r)
+static shell_word_t *xargs_replace(parser_t *p, const shell_word_t *w, size_t n, const char *r)
 {
-    cmd_word_t *copy = arena_alloc(&p->sh->out->arena, n * sizeof *copy);
+    shell_word_t *copy = arena_alloc(&p->sh->out->arena, n * sizeof *copy);
     for (size_t i = 0; i < n; i++) {
         copy[i] = w[i];
         if (strstr(w[i].text, r)) copy[i].dynamic = true;
@@ -232,9 +232,9 @@ static void classify_wrapper(parser_t *p, size_t idx, const wrapper_t *wr)
 {
     optscan_t os = {0};
     size_t i = scan_wrapper(p, idx, wr, &os);
-    cmd_simple_t c = p->sh->cmds.v[idx];
+    shell_cmd_t c = p->sh->cmds.v[idx];
     if (!i || i >= c.nwords) return;
-    cmd_word_t *inner = c.words + i;
+    shell_word_t *inner = c.words + i;
     size_t n = c.nwords - i;
     bool more = false;
     switch (wr->id) {
@@ -243,7 +243,7 @@ static void classify_wrapper(parser_t *p, size_t idx, const wrapper_t *wr)
         break;
     case WR_ENV:
         /* env -S splits a string into a command with rules of its own. */
-        if (os.seen['S']) { set_opaque(p, idx, CMD_OPAQUE_OPTION); return; }
+        if (os.seen['S']) { set_opaque(p, idx, SHELL_OPAQUE_OPTION); return; }
         break;
     case WR_SUDO:
         if (os.seen['e']) return; /* sudoedit: the operands are files */
@@ -255,7 +255,7 @@ static void classify_wrapper(parser_t *p, size_t idx, const wrapper_t *wr)
         /* Without -x, watch joins its arguments and runs them with sh -c. */
         if (!os.seen['x']) {
             for (size_t k = 0; k < n; k++)
-                if (inner[k].dynamic) { set_opaque(p, idx, CMD_OPAQUE_STRING); return; }
+                if (inner[k].dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); return; }
             buf_t b = BUF_INIT;
             join_words(&b, inner, n);
             shell_parse_nested(p, b.p, b.len, c.offset, "'watch' command", c.depth);
@@ -267,7 +267,7 @@ static void classify_wrapper(parser_t *p, size_t idx, const wrapper_t *wr)
         /* flock FILE -c STRING runs STRING with sh -c. */
         if (!strcmp(inner[0].text, "-c") || !strcmp(inner[0].text, "--command")) {
             if (n < 2) return;
-            if (inner[1].dynamic) { set_opaque(p, idx, CMD_OPAQUE_STRING); return; }
+            if (inner[1].dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); return; }
             shell_parse_nested(p, inner[1].text, inner[1].len, c.offset, "'flock -c' string", c.depth);
             return;
         }
@@ -287,13 +287,13 @@ static void classify_wrapper(parser_t *p, size_t idx, const wrapper_t *wr)
  * other, and a shell reading its commands from standard input is opaque. */
 static void classify_shell(parser_t *p, size_t idx, const char *name)
 {
-    cmd_simple_t c = p->sh->cmds.v[idx];
+    shell_cmd_t c = p->sh->cmds.v[idx];
     bool dash_c = false, dash_s = false;
     size_t i = 1;
     while (i < c.nwords) {
-        const cmd_word_t *w = &c.words[i];
+        const shell_word_t *w = &c.words[i];
         if (w->dynamic) {
-            set_opaque(p, idx, dash_c ? CMD_OPAQUE_STRING : CMD_OPAQUE_WRAPPED);
+            set_opaque(p, idx, dash_c ? SHELL_OPAQUE_STRING : SHELL_OPAQUE_WRAPPED);
             return;
         }
         const char *t = w->text;
@@ -311,18 +311,18 @@ static void classify_shell(parser_t *p, size_t idx, const char *name)
             break;
         }
         for (i++; skip && i < c.nwords; skip--, i++)
-            if (!option_arg_ok(&c.words[i])) { set_opaque(p, idx, CMD_OPAQUE_WRAPPED); return; }
+            if (!option_arg_ok(&c.words[i])) { set_opaque(p, idx, SHELL_OPAQUE_WRAPPED); return; }
     }
     if (dash_c) {
         if (i >= c.nwords) return; /* the shell refuses: nothing runs */
-        const cmd_word_t *s = &c.words[i];
-        if (s->dynamic) { set_opaque(p, idx, CMD_OPAQUE_STRING); return; }
+        const shell_word_t *s = &c.words[i];
+        if (s->dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); return; }
         buf_t what = BUF_INIT;
         buf_printf(&what, "'%s -c' string", name);
         shell_parse_nested(p, s->text, s->len, c.offset, buf_cstr(&what), c.depth);
         buf_free(&what);
     } else if (dash_s || i >= c.nwords) {
-        set_opaque(p, idx, CMD_OPAQUE_STDIN);
+        set_opaque(p, idx, SHELL_OPAQUE_STDIN);
     }
 }
 
@@ -331,19 +331,19 @@ static void classify_shell(parser_t *p, size_t idx, const char *name)
  * parses a word that is not code. */
 static void classify_dash_c(parser_t *p, size_t idx, const char *name)
 {
-    cmd_simple_t c = p->sh->cmds.v[idx];
+    shell_cmd_t c = p->sh->cmds.v[idx];
     buf_t what = BUF_INIT;
     buf_printf(&what, "'%s -c' string", name);
     for (size_t i = 1; i < c.nwords && !failed(p); i++) {
-        const cmd_word_t *w = &c.words[i], *next = i + 1 < c.nwords ? &c.words[i + 1] : NULL;
+        const shell_word_t *w = &c.words[i], *next = i + 1 < c.nwords ? &c.words[i + 1] : NULL;
         const char *t = w->text, *q, *str = NULL;
         if (w->dynamic) {
-            set_opaque(p, idx, CMD_OPAQUE_WRAPPED);
+            set_opaque(p, idx, SHELL_OPAQUE_WRAPPED);
             break;
         }
         if (!strcmp(t, "--command") || !strcmp(t, "--session-command")) {
             if (!next) break;
-            if (next->dynamic) { set_opaque(p, idx, CMD_OPAQUE_STRING); break; }
+            if (next->dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); break; }
             str = next->text;
             i++;
         } else if (!strncmp(t, "--command=", 10) || !strncmp(t, "--session-command=", 18)) {
@@ -352,7 +352,7 @@ static void classify_dash_c(parser_t *p, size_t idx, const char *name)
             if (q[1]) {
                 str = q + 1;
             } else if (next) {
-                if (next->dynamic) { set_opaque(p, idx, CMD_OPAQUE_STRING); break; }
+                if (next->dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); break; }
                 str = next->text;
                 i++;
             }
@@ -376,7 +376,7 @@ static const char *const name_builtins[] = {
     "let", "mapfile", "readarray", "wait", "getopts", NULL,
 };
 
-static bool has_subscript_code(const cmd_simple_t *c)
+static bool has_subscript_code(const shell_cmd_t *c)
 {
     for (size_t i = 1; i < c->nwords; i++)
         if (!c->words[i].dynamic && shell_subscript_code(c->words[i].text)) return true;
@@ -386,17 +386,17 @@ static bool has_subscript_code(const cmd_simple_t *c)
 /* fish, csh, tcsh: -c code is in a language not parsed here. */
 static void classify_foreign(parser_t *p, size_t idx)
 {
-    cmd_simple_t c = p->sh->cmds.v[idx];
+    shell_cmd_t c = p->sh->cmds.v[idx];
     size_t i = 1;
     for (; i < c.nwords; i++) {
-        const cmd_word_t *w = &c.words[i];
+        const shell_word_t *w = &c.words[i];
         if (w->dynamic || (w->text[0] == '-' && strchr(w->text, 'c'))) {
-            set_opaque(p, idx, CMD_OPAQUE_FOREIGN);
+            set_opaque(p, idx, SHELL_OPAQUE_FOREIGN);
             return;
         }
         if (w->text[0] != '-') break;
     }
-    if (i >= c.nwords) set_opaque(p, idx, CMD_OPAQUE_STDIN);
+    if (i >= c.nwords) set_opaque(p, idx, SHELL_OPAQUE_STDIN);
 }
 
 /* find ... -exec CMD ... ; (or {} +): each such CMD is a command too. A
@@ -404,10 +404,10 @@ static void classify_foreign(parser_t *p, size_t idx)
  * terminator is there to complete it (or when it may split into several). */
 static void classify_find(parser_t *p, size_t idx)
 {
-    cmd_simple_t c = p->sh->cmds.v[idx];
+    shell_cmd_t c = p->sh->cmds.v[idx];
     bool dyn = false, split = false, term = false;
     for (size_t i = 1; i < c.nwords; i++) {
-        const cmd_word_t *w = &c.words[i];
+        const shell_word_t *w = &c.words[i];
         if (w->dynamic) {
             dyn = true;
             split |= w->splits;
@@ -419,7 +419,7 @@ static void classify_find(parser_t *p, size_t idx)
             continue;
         size_t start = i + 1, k = start;
         for (; k < c.nwords; k++) {
-            const cmd_word_t *e = &c.words[k];
+            const shell_word_t *e = &c.words[k];
             if (e->dynamic) continue;
             if (!strcmp(e->text, ";")) break;
             if (!strcmp(e->text, "+") && k > start && !c.words[k - 1].dynamic && !strcmp(c.words[k - 1].text, "{}"))
@@ -428,9 +428,9 @@ static void classify_find(parser_t *p, size_t idx)
         if (k >= c.nwords) break; /* find refuses an unterminated -exec */
         term = true;
         if (k > start) {
-            cmd_word_t *inner = c.words + start;
+            shell_word_t *inner = c.words + start;
             if (strstr(inner[0].text, "{}")) { /* the command is a file found at run time */
-                cmd_word_t *copy = arena_alloc(&p->sh->out->arena, (k - start) * sizeof *copy);
+                shell_word_t *copy = arena_alloc(&p->sh->out->arena, (k - start) * sizeof *copy);
                 memcpy(copy, inner, (k - start) * sizeof *copy);
                 copy[0].dynamic = true;
                 inner = copy;
@@ -439,13 +439,13 @@ static void classify_find(parser_t *p, size_t idx)
         }
         i = k;
     }
-    if (dyn && (split || term)) set_opaque(p, idx, CMD_OPAQUE_FIND);
+    if (dyn && (split || term)) set_opaque(p, idx, SHELL_OPAQUE_FIND);
 }
 
 /* trap ACTION SIGNAL...: the action runs later, in this shell. */
 static void classify_trap(parser_t *p, size_t idx)
 {
-    cmd_simple_t c = p->sh->cmds.v[idx];
+    shell_cmd_t c = p->sh->cmds.v[idx];
     size_t i = 1;
     while (i < c.nwords && !c.words[i].dynamic && c.words[i].text[0] == '-' && c.words[i].text[1] &&
            strspn(c.words[i].text + 1, "lp-") == strlen(c.words[i].text + 1)) {
@@ -454,14 +454,14 @@ static void classify_trap(parser_t *p, size_t idx)
         if (dd) break;
     }
     if (c.nwords - i < 2) return; /* listing, or resetting one signal */
-    const cmd_word_t *a = &c.words[i];
-    if (a->dynamic) { set_opaque(p, idx, CMD_OPAQUE_STRING); return; }
+    const shell_word_t *a = &c.words[i];
+    if (a->dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); return; }
     if (!a->len || !strcmp(a->text, "-")) return;
     shell_parse_nested(p, a->text, a->len, c.offset, "trap action", c.depth);
 }
 
 /* Builtins with an option that runs a string as code. */
-static bool runs_code_option(const cmd_simple_t *c, const char *name)
+static bool runs_code_option(const shell_cmd_t *c, const char *name)
 {
     static const struct { const char *name, *letters; } table[] = {
         {"mapfile", "C"}, {"readarray", "C"}, {"complete", "C"}, {"compgen", "C"}, {"bind", "x"}, {"enable", "f"},
@@ -469,7 +469,7 @@ static bool runs_code_option(const cmd_simple_t *c, const char *name)
     for (size_t t = 0; t < sizeof table / sizeof table[0]; t++) {
         if (strcmp(name, table[t].name)) continue;
         for (size_t i = 1; i < c->nwords; i++) {
-            const cmd_word_t *w = &c->words[i];
+            const shell_word_t *w = &c->words[i];
             if (w->dynamic) return true;
             if (!strcmp(w->text, "--")) return false;
             if (w->text[0] == '-' && strpbrk(w->text + 1, table[t].letters)) return true;
@@ -479,7 +479,7 @@ static bool runs_code_option(const cmd_simple_t *c, const char *name)
 }
 
 /* fc re-runs commands from the history, unless it only lists them (-l). */
-static bool fc_runs(const cmd_simple_t *c)
+static bool fc_runs(const shell_cmd_t *c)
 {
     for (size_t i = 1; i < c->nwords; i++)
         if (!c->words[i].dynamic && c->words[i].text[0] == '-' && strchr(c->words[i].text, 'l')) return false;
@@ -492,21 +492,21 @@ static const char *const foreign_shells[] = {"fish", "csh", "tcsh", NULL};
 
 static void classify(parser_t *p, size_t idx)
 {
-    cmd_simple_t c = p->sh->cmds.v[idx];
+    shell_cmd_t c = p->sh->cmds.v[idx];
     if (c.words[0].dynamic || c.words[0].glob) {
-        set_opaque(p, idx, CMD_OPAQUE_WORD);
+        set_opaque(p, idx, SHELL_OPAQUE_WORD);
         return;
     }
     const char *name = shell_base_name(c.words[0].text);
     if (!strcmp(name, "eval") || runs_code_option(&c, name) || (!strcmp(name, "fc") && fc_runs(&c))) {
-        set_opaque(p, idx, CMD_OPAQUE_EVAL);
+        set_opaque(p, idx, SHELL_OPAQUE_EVAL);
     } else if (!strcmp(name, "source") || !strcmp(name, ".")) {
-        set_opaque(p, idx, CMD_OPAQUE_SOURCE);
+        set_opaque(p, idx, SHELL_OPAQUE_SOURCE);
     } else if (!strcmp(name, "alias")) {
         for (size_t i = 1; i < c.nwords; i++)
-            if (c.words[i].dynamic || strchr(c.words[i].text, '=')) set_opaque(p, idx, CMD_OPAQUE_ALIAS);
+            if (c.words[i].dynamic || strchr(c.words[i].text, '=')) set_opaque(p, idx, SHELL_OPAQUE_ALIAS);
     } else if (shell_in_list(name, name_builtins) && has_subscript_code(&c)) {
-        set_opaque(p, idx, CMD_OPAQUE_SUBSCRIPT);
+        set_opaque(p, idx, SHELL_OPAQUE_SUBSCRIPT);
     } else if (!strcmp(name, "trap")) {
         classify_trap(p, idx);
     } else if (!strcmp(name, "su") || !strcmp(name, "runuser") || !strcmp(name, "script")) {
@@ -527,14 +527,14 @@ static void classify(parser_t *p, size_t idx)
 }
 
 /* Adds one simple command (words live in the arena), then what it runs. */
-void shell_emit(parser_t *p, cmd_word_t *words, size_t n, size_t offset, unsigned depth, bool more_args)
+void shell_emit(parser_t *p, shell_word_t *words, size_t n, size_t offset, unsigned depth, bool more_args)
 {
     if (failed(p) || p->entry_mode) return;
-    if (depth >= CMD_MAX_DEPTH) {
+    if (depth >= SHELL_MAX_DEPTH) {
         shell_perr(p, offset, "nested too deeply");
         return;
     }
-    cmd_simple_t c = {words, n, offset, depth, CMD_CHECKABLE, more_args};
+    shell_cmd_t c = {words, n, offset, depth, SHELL_CHECKABLE, more_args};
     vec_push(&p->sh->cmds, c);
     classify(p, p->sh->cmds.n - 1);
 }

@@ -1,6 +1,6 @@
 /* test_cmdline.c — command lists: the shell split, entries, matching, verdicts.
  *
- * split() renders what cmd_parse found as "cmd ; cmd", '!' marking an opaque
+ * split() renders what shell_parse found as "cmd ; cmd", '!' marking an opaque
  * command and '+' one that receives more arguments at run time, so each case
  * pins the whole reading of a string in one line.
  */
@@ -16,16 +16,16 @@
 
 static char *split_n(const char *cmd, size_t len)
 {
-    cmd_parse_t p;
-    bool ok = cmd_parse(cmd, len, &p);
+    shell_parse_t p;
+    bool ok = shell_parse(cmd, len, &p);
     buf_t b = BUF_INIT;
     for (size_t i = 0; i < p.ncmds; i++) {
-        char *d = cmd_simple_display(&p.cmds[i]);
+        char *d = shell_cmd_display(&p.cmds[i]);
         buf_printf(&b, "%s%s%s%s", i ? " ; " : "", p.cmds[i].opaque ? "!" : "", d, p.cmds[i].more_args ? "+" : "");
         free(d);
     }
     if (!ok) buf_printf(&b, "%sERROR: %s", p.ncmds ? " ; " : "", p.error);
-    cmd_parse_free(&p);
+    shell_parse_free(&p);
     return buf_detach(&b, NULL);
 }
 
@@ -43,24 +43,24 @@ typedef struct lists {
     size_t nallow;
 } lists_t;
 
-static void verdict(const char *cmd, lists_t l, bool allowed, int list, long entry, const char *reason)
+static void verdict(const char *cmd, lists_t l, bool allowed, cmdlist_kind_t list, long entry, const char *reason)
 {
-    cmd_verdict_t v = cmd_check(cmd, strlen(cmd), l.deny, l.ndeny, l.allow, l.nallow);
+    cmdlist_verdict_t v = cmdlist_check(cmd, strlen(cmd), l.deny, l.ndeny, l.allow, l.nallow);
     char name[200];
     snprintf(name, sizeof name, "%s: %.120s", allowed ? "allowed" : "denied", cmd);
     int ok = v.allowed == allowed && v.list == list && v.entry == entry && v.reason && !strcmp(v.reason, reason);
     CHECK(ok, name);
     if (!ok) {
-        printf("#   got allowed=%d list=%d entry=%ld reason=%s\n", v.allowed, v.list, v.entry, v.reason);
-        printf("#  want allowed=%d list=%d entry=%ld reason=%s\n", allowed, list, entry, reason);
+        printf("#   got allowed=%d list=%d entry=%ld reason=%s\n", v.allowed, (int)v.list, v.entry, v.reason);
+        printf("#  want allowed=%d list=%d entry=%ld reason=%s\n", allowed, (int)list, entry, reason);
     }
-    cmd_verdict_free(&v);
+    cmdlist_verdict_free(&v);
 }
 
 static void entry_err(const char *entry, const char *want)
 {
     char *err = NULL;
-    bool ok = cmd_entry_valid(entry, &err);
+    bool ok = cmdlist_entry_valid(entry, &err);
     char name[200];
     snprintf(name, sizeof name, "entry rejected: %s", entry);
     CHECK(!ok, name);
@@ -73,7 +73,7 @@ static void entry_ok(const char *entry)
     char *err = NULL;
     char name[200];
     snprintf(name, sizeof name, "entry valid: %s", entry);
-    CHECK(cmd_entry_valid(entry, &err) && err == NULL, name);
+    CHECK(cmdlist_entry_valid(entry, &err) && err == NULL, name);
     free(err);
 }
 
@@ -344,18 +344,18 @@ static void test_nesting(void)
 {
     /* 64 levels in all: the top level and 63 nested substitutions. */
     char *s = nest("echo $(", "rm -rf x", ")", 63);
-    cmd_parse_t p;
-    CHECK(cmd_parse(s, strlen(s), &p) && p.ncmds == 64 && p.cmds[0].depth == 63, "63 nested substitutions parse");
-    cmd_parse_free(&p);
+    shell_parse_t p;
+    CHECK(shell_parse(s, strlen(s), &p) && p.ncmds == 64 && p.cmds[0].depth == 63, "63 nested substitutions parse");
+    shell_parse_free(&p);
     free(s);
     s = nest("echo $(", "rm -rf x", ")", 64);
-    CHECK(!cmd_parse(s, strlen(s), &p), "64 nested substitutions are too deep");
+    CHECK(!shell_parse(s, strlen(s), &p), "64 nested substitutions are too deep");
     CHECK_STR(p.error, "nested too deeply at offset 446", "the depth error names the offset");
-    cmd_parse_free(&p);
+    shell_parse_free(&p);
     const char *deny[] = {"ls"};
-    cmd_verdict_t v = cmd_check(s, strlen(s), deny, 1, NULL, 0);
-    CHECK(!v.allowed && v.list == 0 && !strcmp(v.reason, "nested too deeply at offset 446"), "too deep is denied");
-    cmd_verdict_free(&v);
+    cmdlist_verdict_t v = cmdlist_check(s, strlen(s), deny, 1, NULL, 0);
+    CHECK(!v.allowed && v.list == CMDLIST_NONE && !strcmp(v.reason, "nested too deeply at offset 446"), "too deep is denied");
+    cmdlist_verdict_free(&v);
     free(s);
 
     static const char *const deep[][3] = {
@@ -367,8 +367,8 @@ static void test_nesting(void)
         s = nest(deep[k][0], deep[k][1], deep[k][2], 100000);
         char name[80];
         snprintf(name, sizeof name, "100000 x '%s': an error, not a crash", deep[k][0]);
-        CHECK(!cmd_parse(s, strlen(s), &p) && strstr(p.error, "nested too deeply"), name);
-        cmd_parse_free(&p);
+        CHECK(!shell_parse(s, strlen(s), &p) && strstr(p.error, "nested too deeply"), name);
+        shell_parse_free(&p);
         free(s);
     }
     /* These do not nest in the shell either; they must simply finish. */
@@ -377,28 +377,28 @@ static void test_nesting(void)
         s = nest(flat[k][0], flat[k][1], flat[k][2], 100000);
         char name[80];
         snprintf(name, sizeof name, "100000 x '%s' finishes", flat[k][0]);
-        cmd_parse(s, strlen(s), &p);
+        shell_parse(s, strlen(s), &p);
         CHECK(1, name);
-        cmd_parse_free(&p);
+        shell_parse_free(&p);
         free(s);
     }
     s = nest("((", "", "", 50000);
-    CHECK(!cmd_parse(s, strlen(s), &p), "50000 x '((' unclosed is an error");
-    cmd_parse_free(&p);
+    CHECK(!shell_parse(s, strlen(s), &p), "50000 x '((' unclosed is an error");
+    shell_parse_free(&p);
     free(s);
 
     /* Long flat inputs stay linear: a million commands and a huge word. */
     buf_t b = BUF_INIT;
     for (int i = 0; i < 200000; i++) buf_adds(&b, "a;b|c&&d\n");
-    CHECK(cmd_parse(b.p, b.len, &p) && p.ncmds == 800000, "800000 commands");
-    cmd_parse_free(&p);
+    CHECK(shell_parse(b.p, b.len, &p) && p.ncmds == 800000, "800000 commands");
+    shell_parse_free(&p);
     buf_truncate(&b, 0);
     buf_adds(&b, "rm ");
     for (int i = 0; i < 300000; i++) buf_adds(&b, "-f ");
     buf_adds(&b, "-r");
-    v = cmd_check(b.p, b.len, (const char *[]){"rm -rf"}, 1, NULL, 0);
-    CHECK(!v.allowed && v.list == 1, "300000 words checked");
-    cmd_verdict_free(&v);
+    v = cmdlist_check(b.p, b.len, (const char *[]){"rm -rf"}, 1, NULL, 0);
+    CHECK(!v.allowed && v.list == CMDLIST_DENY, "300000 words checked");
+    cmdlist_verdict_free(&v);
     buf_free(&b);
 }
 
@@ -406,15 +406,15 @@ static void test_nesting(void)
 
 static void roundtrip(const char *s, size_t n, const char *want)
 {
-    char *q = cmd_quote(s, n);
+    char *q = shell_quote(s, n);
     if (want) CHECK_STR(q, want, "quote");
     char *line = xasprintf("x %s", q);
-    cmd_parse_t p;
-    bool ok = cmd_parse(line, strlen(line), &p);
+    shell_parse_t p;
+    bool ok = shell_parse(line, strlen(line), &p);
     CHECK(ok && p.ncmds == 1 && p.cmds[0].nwords == 2 && p.cmds[0].words[1].len == n &&
               memcmp(p.cmds[0].words[1].text, s, n) == 0,
           "quote reads back as the same single word");
-    cmd_parse_free(&p);
+    shell_parse_free(&p);
     free(line);
     free(q);
 }
@@ -477,9 +477,9 @@ static void test_entries(void)
                              "($'\\u..' above ASCII and $\"..\" depend on the locale)");
     entry_ok("$'\\u0072m' -rf");
     char *err = (char *)1;
-    CHECK(!cmd_entry_valid(NULL, &err) && err && !strcmp(err, "the entry is missing"), "NULL entry");
+    CHECK(!cmdlist_entry_valid(NULL, &err) && err && !strcmp(err, "the entry is missing"), "NULL entry");
     free(err);
-    CHECK(!cmd_entry_valid("rm |", NULL), "err may be NULL");
+    CHECK(!cmdlist_entry_valid("rm |", NULL), "err may be NULL");
 }
 
 /* ---- verdicts --------------------------------------------------------------------------- */
@@ -491,116 +491,116 @@ static const char *const RMRF[] = {"rm -rf"};
 static void test_deny_rm(void)
 {
     lists_t l = DENY(RMRF);
-    verdict("rm -r -f /tmp/x", l, false, 1, 0, "'rm -r -f /tmp/x' matches denylist entry 'rm -rf'");
-    verdict("rm -fr x", l, false, 1, 0, "'rm -fr x' matches denylist entry 'rm -rf'");
-    verdict("r''m -rf x", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("/bin/rm -r -f x", l, false, 1, 0, "'/bin/rm -r -f x' matches denylist entry 'rm -rf'");
-    verdict("\\rm -rf x", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("\"rm\" -f -r x", l, false, 1, 0, "'rm -f -r x' matches denylist entry 'rm -rf'");
-    verdict("FOO=1 rm -rf x", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("echo $(rm -rf x)", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("echo `rm -rf x`", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("a && rm -rf x", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("a | rm -rf x", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("(rm -rf x)", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("{ rm -rf x; }", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("if true; then rm -rf x; fi", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("sh -c 'rm -rf x'", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("env rm -rf x", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("sudo rm -rf x", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("find . -exec rm -rf {} \\;", l, false, 1, 0, "'rm -rf '{}'' matches denylist entry 'rm -rf'");
-    verdict("rm -R --force x", l, false, 1, 0, "'rm -R --force x' matches denylist entry 'rm -rf'");
-    verdict("rm --recursive -f x", l, false, 1, 0, "'rm --recursive -f x' matches denylist entry 'rm -rf'");
-    verdict("rm -rfv x", l, false, 1, 0, "'rm -rfv x' matches denylist entry 'rm -rf'");
-    verdict("$'\\x72m' -rf x", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("cat <<EOF\n$(rm -rf x)\nEOF", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("xargs rm -rf", l, false, 1, 0, "'rm -rf' matches denylist entry 'rm -rf'");
-    verdict("timeout 5 nice rm -rf x", l, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("rm -r -f /tmp/x", l, false, CMDLIST_DENY, 0, "'rm -r -f /tmp/x' matches denylist entry 'rm -rf'");
+    verdict("rm -fr x", l, false, CMDLIST_DENY, 0, "'rm -fr x' matches denylist entry 'rm -rf'");
+    verdict("r''m -rf x", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("/bin/rm -r -f x", l, false, CMDLIST_DENY, 0, "'/bin/rm -r -f x' matches denylist entry 'rm -rf'");
+    verdict("\\rm -rf x", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("\"rm\" -f -r x", l, false, CMDLIST_DENY, 0, "'rm -f -r x' matches denylist entry 'rm -rf'");
+    verdict("FOO=1 rm -rf x", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("echo $(rm -rf x)", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("echo `rm -rf x`", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("a && rm -rf x", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("a | rm -rf x", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("(rm -rf x)", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("{ rm -rf x; }", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("if true; then rm -rf x; fi", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("sh -c 'rm -rf x'", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("env rm -rf x", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("sudo rm -rf x", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("find . -exec rm -rf {} \\;", l, false, CMDLIST_DENY, 0, "'rm -rf '{}'' matches denylist entry 'rm -rf'");
+    verdict("rm -R --force x", l, false, CMDLIST_DENY, 0, "'rm -R --force x' matches denylist entry 'rm -rf'");
+    verdict("rm --recursive -f x", l, false, CMDLIST_DENY, 0, "'rm --recursive -f x' matches denylist entry 'rm -rf'");
+    verdict("rm -rfv x", l, false, CMDLIST_DENY, 0, "'rm -rfv x' matches denylist entry 'rm -rf'");
+    verdict("$'\\x72m' -rf x", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("cat <<EOF\n$(rm -rf x)\nEOF", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("xargs rm -rf", l, false, CMDLIST_DENY, 0, "'rm -rf' matches denylist entry 'rm -rf'");
+    verdict("timeout 5 nice rm -rf x", l, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
     /* not matching */
-    verdict("rm -r -- -f", l, true, 0, -1, "no command matches the denylist");
-    verdict("rm -r x", l, true, 0, -1, "no command matches the denylist");
-    verdict("rm -f x; ls -r", l, true, 0, -1, "no command matches the denylist");
-    verdict("echo rm -rf x", l, true, 0, -1, "no command matches the denylist");
-    verdict("echo 'rm -rf x'", l, true, 0, -1, "no command matches the denylist");
-    verdict("cat <<'EOF'\n$(rm -rf x)\nEOF", l, true, 0, -1, "no command matches the denylist");
-    verdict("grep -rf pats .", l, true, 0, -1, "no command matches the denylist");
-    verdict("rmdir -rf x", l, true, 0, -1, "no command matches the denylist");
-    verdict("", l, true, 0, -1, "the command runs no program");
-    verdict("rm -- $F", l, true, 0, -1, "no command matches the denylist");
+    verdict("rm -r -- -f", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
+    verdict("rm -r x", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
+    verdict("rm -f x; ls -r", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
+    verdict("echo rm -rf x", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
+    verdict("echo 'rm -rf x'", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
+    verdict("cat <<'EOF'\n$(rm -rf x)\nEOF", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
+    verdict("grep -rf pats .", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
+    verdict("rmdir -rf x", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
+    verdict("", l, true, CMDLIST_NONE, -1, "the command runs no program");
+    verdict("rm -- $F", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
     /* cannot be checked */
-    verdict("$CMD -rf x", l, false, 1, -1,
+    verdict("$CMD -rf x", l, false, CMDLIST_DENY, -1,
             "the command word of '$CMD -rf x' is only known when it runs; it cannot be checked against the denylist");
-    verdict("eval 'rm -rf x'", l, false, 1, -1,
+    verdict("eval 'rm -rf x'", l, false, CMDLIST_DENY, -1,
             "'eval 'rm -rf x'' runs a string as shell code; it cannot be checked against the denylist");
-    verdict("bash -c \"$X\"", l, false, 1, -1,
+    verdict("bash -c \"$X\"", l, false, CMDLIST_DENY, -1,
             "the command string of 'bash -c \"$X\"' is only known when it runs; it cannot be checked against the denylist");
-    verdict("echo 'rm -rf /' | bash", l, false, 1, -1,
+    verdict("echo 'rm -rf /' | bash", l, false, CMDLIST_DENY, -1,
             "'bash' reads its commands from standard input; it cannot be checked against the denylist");
-    verdict("rm $F x", l, false, 1, 0,
+    verdict("rm $F x", l, false, CMDLIST_DENY, 0,
             "'rm $F x' may match denylist entry 'rm -rf': some of its arguments are only known when it runs");
-    verdict("rm -r \"$F\" x", l, false, 1, 0,
+    verdict("rm -r \"$F\" x", l, false, CMDLIST_DENY, 0,
             "'rm -r \"$F\" x' may match denylist entry 'rm -rf': some of its arguments are only known when it runs");
-    verdict("rm --recur -f x", l, false, 1, 0,
+    verdict("rm --recur -f x", l, false, CMDLIST_DENY, 0,
             "'rm --recur -f x' may match denylist entry 'rm -rf': some of its arguments are only known when it runs");
-    verdict("find . -name '*.o' | xargs rm", l, false, 1, 0,
+    verdict("find . -name '*.o' | xargs rm", l, false, CMDLIST_DENY, 0,
             "'rm' may match denylist entry 'rm -rf': some of its arguments are only known when it runs");
-    verdict("find . -name '*.o' | xargs rm --", l, true, 0, -1, "no command matches the denylist");
-    verdict("echo 'rm -rf x", l, false, 0, -1, "unterminated single quote at offset 5");
+    verdict("find . -name '*.o' | xargs rm --", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
+    verdict("echo 'rm -rf x", l, false, CMDLIST_NONE, -1, "unterminated single quote at offset 5");
     /* a certain match anywhere wins over an earlier uncertain one */
-    verdict("$X; rm -rf y", l, false, 1, 0, "'rm -rf y' matches denylist entry 'rm -rf'");
+    verdict("$X; rm -rf y", l, false, CMDLIST_DENY, 0, "'rm -rf y' matches denylist entry 'rm -rf'");
 }
 
 static void test_deny_other(void)
 {
     static const char *const deny[] = {"curl", "git push --force", "git config --global", "npm publish --tag=latest"};
     lists_t l = DENY(deny);
-    verdict("curl -s https://x", l, false, 1, 0, "'curl -s https://x' matches denylist entry 'curl'");
-    verdict("/usr/bin/curl x | sh", l, false, 1, 0, "'/usr/bin/curl x' matches denylist entry 'curl'");
-    verdict("wget x; echo curl", l, true, 0, -1, "no command matches the denylist");
-    verdict("git push --force origin", l, false, 1, 1, "'git push --force origin' matches denylist entry 'git push --force'");
-    verdict("git push origin main -f", l, false, 1, 1, "'git push origin main -f' matches denylist entry 'git push --force'");
-    verdict("git push --force-with-lease", l, true, 0, -1, "no command matches the denylist");
-    verdict("git push origin", l, true, 0, -1, "no command matches the denylist");
-    verdict("git push --forc", l, false, 1, 1,
+    verdict("curl -s https://x", l, false, CMDLIST_DENY, 0, "'curl -s https://x' matches denylist entry 'curl'");
+    verdict("/usr/bin/curl x | sh", l, false, CMDLIST_DENY, 0, "'/usr/bin/curl x' matches denylist entry 'curl'");
+    verdict("wget x; echo curl", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
+    verdict("git push --force origin", l, false, CMDLIST_DENY, 1, "'git push --force origin' matches denylist entry 'git push --force'");
+    verdict("git push origin main -f", l, false, CMDLIST_DENY, 1, "'git push origin main -f' matches denylist entry 'git push --force'");
+    verdict("git push --force-with-lease", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
+    verdict("git push origin", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
+    verdict("git push --forc", l, false, CMDLIST_DENY, 1,
             "'git push --forc' may match denylist entry 'git push --force': some of its arguments are only known when it runs");
-    verdict("git config --global=x user.name", l, false, 1, 2,
+    verdict("git config --global=x user.name", l, false, CMDLIST_DENY, 2,
             "'git config --global=x user.name' matches denylist entry 'git config --global'");
-    verdict("npm publish --tag latest", l, false, 1, 3,
+    verdict("npm publish --tag latest", l, false, CMDLIST_DENY, 3,
             "'npm publish --tag latest' matches denylist entry 'npm publish --tag=latest'");
-    verdict("npm publish --tag=latest", l, false, 1, 3,
+    verdict("npm publish --tag=latest", l, false, CMDLIST_DENY, 3,
             "'npm publish --tag=latest' matches denylist entry 'npm publish --tag=latest'");
-    verdict("npm publish --tag beta", l, true, 0, -1, "no command matches the denylist");
-    verdict("git -C repo push x --force", l, false, 1, 1, "'git -C repo push x --force' matches denylist entry 'git push --force'");
+    verdict("npm publish --tag beta", l, true, CMDLIST_NONE, -1, "no command matches the denylist");
+    verdict("git -C repo push x --force", l, false, CMDLIST_DENY, 1, "'git -C repo push x --force' matches denylist entry 'git push --force'");
 }
 
 static void test_allow(void)
 {
     static const char *const allow[] = {"ls", "git status", "echo", "cat", "grep", "sudo"};
     lists_t l = ALLOW(allow);
-    verdict("ls -la", l, true, 2, 0, "'ls -la' matches allowlist entry 'ls'");
-    verdict("git status -s", l, true, 2, 1, "'git status -s' matches allowlist entry 'git status'");
-    verdict("ls; echo hi | grep h", l, true, 2, -1, "all 3 commands match the allowlist");
-    verdict("cat <<EOF\nhello\nEOF", l, true, 2, 3, "'cat' matches allowlist entry 'cat'");
-    verdict("ls | python3 x.py", l, false, 2, -1, "'python3 x.py' matches no allowlist entry");
-    verdict("git push status", l, false, 2, -1, "'git push status' matches no allowlist entry");
-    verdict("git -C x status", l, false, 2, -1, "'git -C x status' matches no allowlist entry");
-    verdict("git $SUB", l, false, 2, -1, "'git $SUB' matches no allowlist entry");
-    verdict("echo $(rm x)", l, false, 2, -1, "'rm x' matches no allowlist entry");
-    verdict("sudo rm x", l, false, 2, -1, "'rm x' matches no allowlist entry");
-    verdict("sudo ls", l, true, 2, -1, "all 2 commands match the allowlist");
-    verdict("sh -c ls", l, false, 2, -1, "'sh -c ls' matches no allowlist entry");
-    verdict("$CMD x", l, false, 2, -1,
+    verdict("ls -la", l, true, CMDLIST_ALLOW, 0, "'ls -la' matches allowlist entry 'ls'");
+    verdict("git status -s", l, true, CMDLIST_ALLOW, 1, "'git status -s' matches allowlist entry 'git status'");
+    verdict("ls; echo hi | grep h", l, true, CMDLIST_ALLOW, -1, "all 3 commands match the allowlist");
+    verdict("cat <<EOF\nhello\nEOF", l, true, CMDLIST_ALLOW, 3, "'cat' matches allowlist entry 'cat'");
+    verdict("ls | python3 x.py", l, false, CMDLIST_ALLOW, -1, "'python3 x.py' matches no allowlist entry");
+    verdict("git push status", l, false, CMDLIST_ALLOW, -1, "'git push status' matches no allowlist entry");
+    verdict("git -C x status", l, false, CMDLIST_ALLOW, -1, "'git -C x status' matches no allowlist entry");
+    verdict("git $SUB", l, false, CMDLIST_ALLOW, -1, "'git $SUB' matches no allowlist entry");
+    verdict("echo $(rm x)", l, false, CMDLIST_ALLOW, -1, "'rm x' matches no allowlist entry");
+    verdict("sudo rm x", l, false, CMDLIST_ALLOW, -1, "'rm x' matches no allowlist entry");
+    verdict("sudo ls", l, true, CMDLIST_ALLOW, -1, "all 2 commands match the allowlist");
+    verdict("sh -c ls", l, false, CMDLIST_ALLOW, -1, "'sh -c ls' matches no allowlist entry");
+    verdict("$CMD x", l, false, CMDLIST_ALLOW, -1,
             "the command word of '$CMD x' is only known when it runs; with an allowlist every command must be known");
-    verdict("eval ls", l, false, 2, -1, "'eval ls' runs a string as shell code; with an allowlist every command must be known");
-    verdict("source ./env.sh", l, false, 2, -1,
+    verdict("eval ls", l, false, CMDLIST_ALLOW, -1, "'eval ls' runs a string as shell code; with an allowlist every command must be known");
+    verdict("source ./env.sh", l, false, CMDLIST_ALLOW, -1,
             "'source ./env.sh' runs the commands in a file; with an allowlist every command must be known");
-    verdict("echo ${x@P}", l, false, 2, -1,
+    verdict("echo ${x@P}", l, false, CMDLIST_ALLOW, -1,
             "'${x@P}' expands a prompt string, which runs the substitutions in it; with an allowlist every command must be known");
-    verdict("ls \"$DIR\" $X *.c", l, true, 2, 0, "'ls \"$DIR\" $X *.c' matches allowlist entry 'ls'");
-    verdict("X=1; Y=$(ls)", l, true, 2, 0, "'ls' matches allowlist entry 'ls'");
-    verdict("x=1", l, true, 0, -1, "the command runs no program");
-    verdict("ls 'x", l, false, 0, -1, "unterminated single quote at offset 3");
-    verdict("l* x", l, false, 2, -1,
+    verdict("ls \"$DIR\" $X *.c", l, true, CMDLIST_ALLOW, 0, "'ls \"$DIR\" $X *.c' matches allowlist entry 'ls'");
+    verdict("X=1; Y=$(ls)", l, true, CMDLIST_ALLOW, 0, "'ls' matches allowlist entry 'ls'");
+    verdict("x=1", l, true, CMDLIST_NONE, -1, "the command runs no program");
+    verdict("ls 'x", l, false, CMDLIST_NONE, -1, "unterminated single quote at offset 3");
+    verdict("l* x", l, false, CMDLIST_ALLOW, -1,
             "the command word of 'l* x' is only known when it runs; with an allowlist every command must be known");
 }
 
@@ -608,64 +608,64 @@ static void test_both_and_none(void)
 {
     static const char *const deny[] = {"rm -rf"}, *const allow[] = {"rm", "ls"};
     lists_t both = {deny, 1, allow, 2};
-    verdict("rm x", both, true, 2, 0, "'rm x' matches allowlist entry 'rm'");
-    verdict("rm -rf x", both, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("python3; rm -rf x", both, false, 1, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
-    verdict("$X", both, false, 1, -1,
+    verdict("rm x", both, true, CMDLIST_ALLOW, 0, "'rm x' matches allowlist entry 'rm'");
+    verdict("rm -rf x", both, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("python3; rm -rf x", both, false, CMDLIST_DENY, 0, "'rm -rf x' matches denylist entry 'rm -rf'");
+    verdict("$X", both, false, CMDLIST_DENY, -1,
             "the command word of '$X' is only known when it runs; it cannot be checked against the denylist");
     lists_t none = {NULL, 0, NULL, 0};
-    verdict("rm -rf /", none, true, 0, -1, "no command lists are set");
-    verdict("echo 'unterminated", none, true, 0, -1, "no command lists are set");
-    verdict("$CMD", none, true, 0, -1, "no command lists are set");
-    cmd_verdict_t v = cmd_check(NULL, 0, NULL, 0, NULL, 0);
+    verdict("rm -rf /", none, true, CMDLIST_NONE, -1, "no command lists are set");
+    verdict("echo 'unterminated", none, true, CMDLIST_NONE, -1, "no command lists are set");
+    verdict("$CMD", none, true, CMDLIST_NONE, -1, "no command lists are set");
+    cmdlist_verdict_t v = cmdlist_check(NULL, 0, NULL, 0, NULL, 0);
     CHECK(v.allowed && v.command == NULL, "NULL command with no lists");
-    cmd_verdict_free(&v);
+    cmdlist_verdict_free(&v);
     static const char *const bad[] = {"ls", "rm; ls"}, *const nul[] = {NULL};
-    verdict("ls", DENY(bad), false, 1, 1,
+    verdict("ls", DENY(bad), false, CMDLIST_DENY, 1,
             "denylist entry 1 ('rm; ls') is invalid: ';' separates commands at offset 2; an entry is one command: write one entry per command");
-    verdict("ls", ALLOW(nul), false, 2, 0, "allowlist entry 0 ('(null)') is invalid: the entry is missing");
-    v = cmd_check("rm -rf x", 8, RMRF, 1, NULL, 0);
+    verdict("ls", ALLOW(nul), false, CMDLIST_ALLOW, 0, "allowlist entry 0 ('(null)') is invalid: the entry is missing");
+    v = cmdlist_check("rm -rf x", 8, RMRF, 1, NULL, 0);
     CHECK_STR(v.command, "rm -rf x", "the deciding command is re-quoted for display");
-    cmd_verdict_free(&v);
-    v = cmd_check("ls; rm -r -f 'a b'", 18, RMRF, 1, NULL, 0);
+    cmdlist_verdict_free(&v);
+    v = cmdlist_check("ls; rm -r -f 'a b'", 18, RMRF, 1, NULL, 0);
     CHECK_STR(v.command, "rm -r -f 'a b'", "the deciding command, quoted");
-    cmd_verdict_free(&v);
+    cmdlist_verdict_free(&v);
 }
 
 static void test_entry_match(void)
 {
-    cmd_parse_t p;
-    cmd_parse("git push -f origin $B", 21, &p);
-    CHECK_INT(cmd_entry_match("git push --force", &p.cmds[0], false), 1, "entry match: deny yes");
-    CHECK_INT(cmd_entry_match("git push --force", &p.cmds[0], true), 1, "entry match: allow yes");
-    CHECK_INT(cmd_entry_match("git push --tags", &p.cmds[0], false), -1, "entry match: deny maybe");
-    CHECK_INT(cmd_entry_match("git push --tags", &p.cmds[0], true), 0, "entry match: allow no");
-    CHECK_INT(cmd_entry_match("git pull", &p.cmds[0], false), -1, "entry match: dynamic operand may be 'pull'");
-    CHECK_INT(cmd_entry_match("gitk", &p.cmds[0], false), 0, "entry match: other command");
-    CHECK_INT(cmd_entry_match("bad |", &p.cmds[0], false), 0, "entry match: invalid entry matches nothing");
-    cmd_parse_free(&p);
+    shell_parse_t p;
+    shell_parse("git push -f origin $B", 21, &p);
+    CHECK_INT(cmdlist_entry_match("git push --force", &p.cmds[0], false), 1, "entry match: deny yes");
+    CHECK_INT(cmdlist_entry_match("git push --force", &p.cmds[0], true), 1, "entry match: allow yes");
+    CHECK_INT(cmdlist_entry_match("git push --tags", &p.cmds[0], false), -1, "entry match: deny maybe");
+    CHECK_INT(cmdlist_entry_match("git push --tags", &p.cmds[0], true), 0, "entry match: allow no");
+    CHECK_INT(cmdlist_entry_match("git pull", &p.cmds[0], false), -1, "entry match: dynamic operand may be 'pull'");
+    CHECK_INT(cmdlist_entry_match("gitk", &p.cmds[0], false), 0, "entry match: other command");
+    CHECK_INT(cmdlist_entry_match("bad |", &p.cmds[0], false), 0, "entry match: invalid entry matches nothing");
+    shell_parse_free(&p);
 }
 
 static void test_display(void)
 {
-    cmd_parse_t p;
-    cmd_parse("'if' x; 'a=b' y; $'\\n' z; echo \"$x\n\"", 36, &p);
-    char *d0 = cmd_simple_display(&p.cmds[0]), *d1 = cmd_simple_display(&p.cmds[1]),
-         *d2 = cmd_simple_display(&p.cmds[2]), *d3 = cmd_simple_display(&p.cmds[3]);
+    shell_parse_t p;
+    shell_parse("'if' x; 'a=b' y; $'\\n' z; echo \"$x\n\"", 36, &p);
+    char *d0 = shell_cmd_display(&p.cmds[0]), *d1 = shell_cmd_display(&p.cmds[1]),
+         *d2 = shell_cmd_display(&p.cmds[2]), *d3 = shell_cmd_display(&p.cmds[3]);
     CHECK_STR(d0, "'if' x", "a command word that reads as a keyword stays quoted");
     CHECK_STR(d1, "'a=b' y", "a command word that reads as an assignment stays quoted");
     CHECK_STR(d2, "$'\\n' z", "control characters are escaped");
     CHECK_STR(d3, "echo \"$x\\x0a\"", "control bytes in dynamic words are shown as \\xHH");
     free(d0), free(d1), free(d2), free(d3);
-    CHECK(cmd_opaque_why(&p.cmds[0]) == NULL, "no why for a checkable command");
-    cmd_parse_free(&p);
+    CHECK(shell_opaque_why(&p.cmds[0]) == NULL, "no why for a checkable command");
+    shell_parse_free(&p);
     buf_t b = BUF_INIT;
     buf_adds(&b, "$X ");
     for (int i = 0; i < 100; i++) buf_adds(&b, "word ");
-    cmd_verdict_t v = cmd_check(b.p, b.len, RMRF, 1, NULL, 0);
+    cmdlist_verdict_t v = cmdlist_check(b.p, b.len, RMRF, 1, NULL, 0);
     CHECK(strlen(v.reason) < 220 && strstr(v.reason, "...' is only known"), "long commands are clipped in reasons");
     CHECK(strlen(v.command) > 500, "but not in the command field");
-    cmd_verdict_free(&v);
+    cmdlist_verdict_free(&v);
     buf_free(&b);
 }
 
