@@ -49,28 +49,28 @@ typedef enum shell_opaque {
     SHELL_OPAQUE_FIND,     /* find with dynamic arguments that could add -exec */
     SHELL_OPAQUE_PROMPT,   /* ${x@P}: prompt expansion runs the substitutions in x */
     SHELL_OPAQUE_ALIAS,    /* alias NAME=TEXT: text that becomes commands */
-    SHELL_OPAQUE_SUBSCRIPT,/* unset 'a[$(..)]', [[ -v 'a[`..`]' ]]: a subscript that runs code */
+    SHELL_OPAQUE_SUBSCRIPT, /* unset 'a[$(..)]', [[ -v 'a[`..`]' ]]: a subscript that runs code */
 } shell_opaque_t;
 
 typedef struct shell_cmd {
     shell_word_t *words;   /* words[0] is the command word; leading assignments and
-                            redirections are not words. Owned by the shell_parse_t */
-    size_t nwords;       /* always >= 1 */
-    size_t offset;       /* byte offset in the parsed string where it was found; for a
-                            command inside a nested string (sh -c, backquotes) the
-                            offset of that string in the top-level input */
-    unsigned depth;      /* 0 at top level, +1 per enclosing construct or wrapper */
+                              redirections are not words. Owned by the shell_parse_t */
+    size_t nwords;         /* always >= 1 */
+    size_t offset;         /* byte offset in the parsed string where it was found; for a
+                              command inside a nested string (sh -c, backquotes) the
+                              offset of that string in the top-level input */
+    unsigned depth;        /* 0 at top level, +1 per enclosing construct or wrapper */
     shell_opaque_t opaque; /* SHELL_CHECKABLE unless it cannot be checked */
-    bool more_args;      /* more arguments are added when it runs (xargs's command) */
+    bool more_args;        /* more arguments are added when it runs (xargs's command) */
 } shell_cmd_t;
 
 typedef struct shell_parse {
     shell_cmd_t *cmds; /* in the order found: a substitution's commands come before the
-                           command that uses it, a wrapper before the command it runs */
+                          command that uses it, a wrapper before the command it runs */
     size_t ncmds;
-    char *error;        /* NULL when the whole string parsed; else a message naming the
-                           offset ("unterminated single quote at offset 12") */
-    arena_t arena;      /* owns every word and text above */
+    char *error;       /* NULL when the whole string parsed; else a message naming the
+                          offset ("unterminated single quote at offset 12") */
+    arena_t arena;     /* owns every word and text above */
 } shell_parse_t;
 
 /* Splits len bytes of cmd (any bytes; a NUL is an error) into simple commands.

@@ -5,7 +5,6 @@
  */
 #include "shell_int.h"
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
