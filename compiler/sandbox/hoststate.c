@@ -161,7 +161,17 @@ static int empty_in(int dirfd, uid_t owner, char **err)
     int w = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
     bool ok = w >= 0 && fchmod(w, 0444) == 0;
     if (w >= 0 && close(w) != 0) ok = false;
-    ok = ok && renameat(dirfd, tmp, dirfd, "empty") == 0;
+    /* not over one another thread has just made (its run holds that inode:
+     * bwrap cannot bind a file no longer linked); over a wrong one, yes */
+    if (ok && renameat2(dirfd, tmp, dirfd, "empty", RENAME_NOREPLACE) != 0) {
+        fd = errno == EEXIST ? open_beneath(dirfd, "empty", O_RDONLY, 0) : -1;
+        if (fd >= 0 && empty_ok(fd, owner)) {
+            unlinkat(dirfd, tmp, 0);
+            return fd;
+        }
+        if (fd >= 0) close(fd);
+        ok = renameat(dirfd, tmp, dirfd, "empty") == 0;
+    }
     int saved = errno;
     if (w >= 0) unlinkat(dirfd, tmp, 0);
     fd = ok ? open_beneath(dirfd, "empty", O_RDONLY, 0) : -1;
