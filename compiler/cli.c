@@ -17,8 +17,8 @@
 #define OFF(f) offsetof(cli_args_t, f)
 
 const cli_opt_t cli_options[] = {
-    {"output", 'o', OPT_VALUE, "DIR", NULL, OFF(out_dir), "write the artifacts into DIR (created if missing)"},
-    {"target", 0, OPT_VALUE, "TARGET", "linux|macos|all", OFF(target), "which artifacts to build (default: all)"},
+    {"output", 'o', OPT_VALUE, "DIR", NULL, OFF(out_dir), "write the artifacts (or facts files) into DIR (created if missing)"},
+    {"target", 0, OPT_VALUE, "TARGET", "linux|macos|all", OFF(target), "which targets: compile builds (default: all), facts prints (default: linux)"},
     {"facts", 0, OPT_VALUE, "FILE", NULL, OFF(facts), "host facts from FILE instead of probing (once per target)"},
     {"format", 0, OPT_VALUE, "FORMAT", "text|json|sarif", OFF(format), "output format (default: text)"},
     {"strict", 0, OPT_FLAG, NULL, NULL, OFF(strict), "treat warnings as errors for the exit status"},
@@ -57,13 +57,14 @@ const cli_cmd_t cli_commands[] = {
      "could not be set up, 126/127 as a shell does. A rejected config never runs the command.",
      "drun-policy run config.toml -- make test",
      "workspace allow-broad-workspace sandbox-user", 0, 1, true, cmd_run},
-    {"facts", "[--target linux|macos] [CONFIG]",
+    {"facts", "[CONFIG] [--target linux|macos|all] [-o DIR]",
      "print the host facts the compiler uses, as JSON (the input of --facts)",
      "Facts are what the pure compile needs to know about a machine: home, $PATH, the system "
      "read set, merged-/usr links, bwrap's version, and the realpath of every path the policy "
-     "(CONFIG, or the default) names.",
-     "drun-policy facts > facts-linux.json",
-     "target", 0, 1, false, cmd_facts},
+     "(CONFIG, or the default) names. One JSON object per target (default: linux); --target all "
+     "prints each under a '==> facts-TARGET.json <==' header. -o DIR writes DIR/facts-TARGET.json.",
+     "drun-policy facts --target all -o golden/",
+     "target output", 0, 1, false, cmd_facts},
     {"toml-decode", "[--toml 1.0|1.1]",
      "decode TOML on stdin into toml-test tagged JSON on stdout",
      "Reads one TOML document from standard input. A valid document is printed as the "
