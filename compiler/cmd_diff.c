@@ -3,17 +3,32 @@
  * compiled under NEW's file name, so the artifact diff shows what changed in
  * them, not that the two files have different names. Exit: 0 nothing
  * changed, 1 something did, 2 usage or I/O error (also for a config error
- * in either file, which is printed). */
+ * in either file, which is printed). "builtin:default" names the embedded
+ * default policy on either side, as it does for the other commands. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "diff.h"
 
+/* profiles/default.toml, embedded at build time (scripts/embed). */
+extern const char default_policy_toml[];
+extern const size_t default_policy_toml_len;
+
+static bool is_builtin(const char *path) { return strcmp(path, "builtin:default") == 0; }
+
+/* The text of path: the file, or the embedded default for builtin:default. */
+static source_t *read_source(const char *path, char **err)
+{
+    if (is_builtin(path)) return source_new("<default>", default_policy_toml, default_policy_toml_len);
+    return source_read(path, err);
+}
+
 static policy_t *load_as(const char *path, const char *name, int *rc)
 {
     char *err = NULL;
-    source_t *src = source_read(path, &err);
+    source_t *src = read_source(path, &err);
     if (!src) {
         fprintf(stderr, "drun-policy diff: %s\n", err);
         free(err);
@@ -30,6 +45,8 @@ static policy_t *load_as(const char *path, const char *name, int *rc)
         fprintf(stderr, "%sdrun-policy diff: %s does not compile (as printed above)\n", buf_cstr(&b), path);
         buf_free(&b);
         *rc = EXIT_USAGE;
+    } else if (is_builtin(path)) {
+        p->is_default = true; /* as policy_default() leaves it: no path */
     } else {
         p->path = arena_strdup(&p->arena, path);
     }
