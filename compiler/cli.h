@@ -38,6 +38,7 @@ typedef struct cli_args {
     const char *toml;      /* toml-decode --toml 1.0 | 1.1 */
     const char *shell;     /* completion SHELL */
     bool json;             /* --json */
+    bool plain;            /* toml-decode --plain */
     bool strict;           /* lint --strict */
     bool list_rules;       /* lint --rules */
     bool allow_broad_workspace; /* run --allow-broad-workspace */

@@ -1,10 +1,106 @@
-/* cmd_toml.c — `drun-policy toml-decode`: TOML on stdin, toml-test JSON out. */
+/* cmd_toml.c — `drun-policy toml-decode [--toml 1.0|1.1] [--plain]`: TOML on
+ * stdin, JSON out. The default is toml-test's tagged JSON (what the
+ * toml-test runner reads); --plain is the ordinary JSON of the document, for
+ * JSON tools (jq, a JSON Schema validator) that know nothing of the tags. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "toml.h"
+
+/* A JSON string of n bytes: valid UTF-8 passes, '"', '\' and every control
+ * character (U+0000 included) are escaped. */
+static void plain_string(buf_t *out, const char *s, size_t n)
+{
+    buf_addc(out, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') buf_printf(out, "\\%c", c);
+        else if (c < 0x20 || c == 0x7F) buf_printf(out, "\\u%04x", c);
+        else buf_addc(out, (char)c);
+    }
+    buf_addc(out, '"');
+}
+
+/* JSON has no nan or infinity: those are the strings "nan", "inf", "-inf"
+ * (TOML's own spelling); any other float is the shortest %g that reads
+ * back as the same double. */
+static void plain_float(buf_t *out, double f)
+{
+    if (isnan(f) || isinf(f)) {
+        buf_adds(out, isnan(f) ? "\"nan\"" : f < 0 ? "\"-inf\"" : "\"inf\"");
+        return;
+    }
+    char tmp[40];
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, f);
+        if (strtod(tmp, NULL) == f) break;
+    }
+    buf_adds(out, tmp);
+}
+
+/* Dates and times as RFC 3339 strings ('T' between date and time, seconds
+ * always, the fraction as written, Z or the offset). */
+static void plain_datetime(buf_t *out, toml_type t, const toml_datetime *dt)
+{
+    buf_addc(out, '"');
+    if (t != TOML_TIME_LOCAL) buf_printf(out, "%04d-%02d-%02d", dt->year, dt->month, dt->day);
+    if (t != TOML_DATE_LOCAL) {
+        if (t != TOML_TIME_LOCAL) buf_addc(out, 'T');
+        buf_printf(out, "%02d:%02d:%02d", dt->hour, dt->minute, dt->second);
+        if (dt->frac_digits > 0) {
+            int frac = dt->nanosecond;
+            for (int i = dt->frac_digits; i < 9; i++) frac /= 10;
+            buf_printf(out, ".%0*d", dt->frac_digits, frac);
+        }
+    }
+    if (t == TOML_DATETIME) {
+        int m = dt->offset_minutes < 0 ? -dt->offset_minutes : dt->offset_minutes;
+        if (dt->offset_z) buf_addc(out, 'Z');
+        else buf_printf(out, "%c%02d:%02d", dt->offset_minutes < 0 ? '-' : '+', m / 60, m % 60);
+    }
+    buf_addc(out, '"');
+}
+
+/* One value; depth is bounded by TOML_MAX_DEPTH (the parser refuses more). */
+static void plain_value(buf_t *out, const toml_value *v)
+{
+    toml_type t = toml_type_of(v);
+    size_t len;
+    const char *s;
+    switch (t) {
+    case TOML_TABLE:
+        buf_addc(out, '{');
+        for (size_t i = 0; i < toml_len(v); i++) {
+            size_t klen;
+            const char *k = toml_key_at(v, i, &klen);
+            if (i) buf_addc(out, ',');
+            plain_string(out, k, klen);
+            buf_addc(out, ':');
+            plain_value(out, toml_value_at(v, i));
+        }
+        buf_addc(out, '}');
+        return;
+    case TOML_ARRAY:
+        buf_addc(out, '[');
+        for (size_t i = 0; i < toml_len(v); i++) {
+            if (i) buf_addc(out, ',');
+            plain_value(out, toml_at(v, i));
+        }
+        buf_addc(out, ']');
+        return;
+    case TOML_STRING:
+        s = toml_str(v, &len);
+        plain_string(out, s, len);
+        return;
+    case TOML_INTEGER: buf_printf(out, "%lld", (long long)toml_int(v)); return;
+    case TOML_FLOAT: plain_float(out, toml_float(v)); return;
+    case TOML_BOOL: buf_adds(out, toml_bool(v) ? "true" : "false"); return;
+    default: plain_datetime(out, t, toml_dt(v)); return;
+    }
+}
 
 int cmd_toml_decode(const cli_args_t *a)
 {
@@ -28,7 +124,8 @@ int cmd_toml_decode(const cli_args_t *a)
         return EXIT_REJECTED;
     }
     buf_t out = BUF_INIT;
-    toml_to_tagged_json(doc, &out);
+    if (a->plain) plain_value(&out, toml_root(doc));
+    else toml_to_tagged_json(doc, &out);
     buf_addc(&out, '\n');
     int rc = fwrite(out.p, 1, out.len, stdout) == out.len && fflush(stdout) == 0 ? EXIT_OK : EXIT_USAGE;
     buf_free(&out);
