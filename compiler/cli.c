@@ -42,13 +42,14 @@ const cli_opt_t cli_options[] = {
 };
 
 const cli_cmd_t cli_commands[] = {
-    {"compile", "[CONFIG] [-o DIR] [--target linux|macos|all] [--facts FILE]...",
+    {"compile", "[CONFIG] [-o DIR] [--target linux|macos|all] [--facts FILE]... [--json]",
      "compile a policy into a SBPL profile, a bwrap vector, a seccomp filter and a manifest",
      "Writes policy.sb (macOS), bwrap.args, seccomp.bpf and seccomp.txt (Linux) and policy.json "
      "into DIR, each through a temporary file renamed into place. Without -o the artifacts are "
-     "printed. A config with any error writes nothing and exits 1.",
+     "printed; --json prints what was written instead (each file's path, size and sha256). A config "
+     "with any error writes nothing and exits 1.",
      "drun-policy compile config.toml -o out/ --facts golden/facts-linux.json",
-     "output target facts", 0, 1, false, cmd_compile},
+     "output target facts json", 0, 1, false, cmd_compile},
     {"run", "[CONFIG] [--workspace DIR] [--allow-broad-workspace] -- CMD [ARG...]",
      "run a command in the sandbox the policy describes (Linux, bubblewrap)",
      "The workspace (default: the current directory) is writable; a fresh scratch dir is HOME "
@@ -98,13 +99,13 @@ const cli_cmd_t cli_commands[] = {
      "diff of policy.sb and bwrap.args. Exit 0 when nothing changed, 1 when something did.",
      "drun-policy diff old/config.toml config.toml",
      "json facts", 2, 2, false, cmd_diff},
-    {"check", "[CONFIG] --golden DIR",
+    {"check", "[CONFIG] --golden DIR [--json]",
      "recompile with the facts recorded in DIR and diff against the artifacts in DIR",
      "What CI runs on every policy change: the committed artifacts must be what this compiler makes "
      "of the committed config. Prints a unified diff of every drifted artifact; exit 1 on drift or a "
-     "missing artifact, 0 when identical.",
+     "missing artifact, 0 when identical. --json: one object with each artifact's status, hashes and diff.",
      "drun-policy check config.toml --golden artifacts/",
-     "golden", 0, 1, false, cmd_check_golden},
+     "golden json", 0, 1, false, cmd_check_golden},
     {"completion", "bash|zsh",
      "print a shell completion script generated from these tables",
      "Load it with: source <(drun-policy completion bash)",

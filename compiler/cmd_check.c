@@ -4,7 +4,9 @@
  * on every policy change: the reviewed artifacts must be exactly what this
  * compiler makes of the reviewed config.
  * Exit: 0 identical; 1 drift or a missing artifact (or a config error);
- * 2 usage or I/O error (no DIR/policy.json, no facts in it). */
+ * 2 usage or I/O error (no DIR/policy.json, no facts in it).
+ * --json: one object instead of the text, each artifact with its status,
+ * hashes and diff (fields documented in docs/review.md, kept stable). */
 #define _XOPEN_SOURCE 700
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include "compile.h"
 #include "diff.h"
 #include "jsonr.h"
+#include "jsonw.h"
 
 /* The recorded facts and source mtime of a manifest. */
 typedef struct recorded {
@@ -135,6 +138,79 @@ static bool same_bpf(const char *dir, const buf_t *now, const char *recorded_sha
     return same;
 }
 
+/* What check found for one artifact: "same", "drifted" or "missing", and
+ * the text the plain report prints for it (a diff, or why). */
+typedef struct check_result {
+    const char *name;
+    const char *status;
+    char now_sha[65];
+    const char *recorded_sha; /* the manifest's hash, or NULL */
+    buf_t text;
+} check_result_t;
+
+static void json_results(const char *dir, const char *config, const check_result_t *v, size_t n, size_t drifted)
+{
+    buf_t b = BUF_INIT;
+    jw_t j;
+    jw_init(&j, &b, true);
+    jw_obj(&j);
+    jw_key(&j, "golden");
+    jw_str(&j, dir);
+    jw_key(&j, "config");
+    jw_str(&j, config);
+    jw_key(&j, "ok");
+    jw_bool(&j, drifted == 0);
+    jw_key(&j, "drifted");
+    jw_int(&j, (int64_t)drifted);
+    jw_key(&j, "artifacts");
+    jw_arr(&j);
+    for (size_t i = 0; i < n; i++) {
+        jw_obj(&j);
+        jw_key(&j, "name");
+        jw_str(&j, v[i].name);
+        jw_key(&j, "status");
+        jw_str(&j, v[i].status);
+        jw_key(&j, "sha256");
+        jw_str(&j, v[i].now_sha);
+        jw_key(&j, "recorded_sha256");
+        jw_str(&j, v[i].recorded_sha);
+        jw_key(&j, "diff");
+        if (v[i].text.len) jw_strn(&j, v[i].text.p, v[i].text.len);
+        else jw_null(&j);
+        jw_end(&j);
+    }
+    jw_end(&j);
+    jw_end(&j);
+    buf_addc(&b, '\n');
+    fwrite(b.p, 1, b.len, stdout);
+    buf_free(&b);
+}
+
+/* Compares every artifact c made with DIR; fills v (one per artifact) and
+ * returns how many drifted. */
+static size_t compare_all(const char *dir, const compiled_t *c, const recorded_t *rec, check_result_t *v, size_t *n)
+{
+    const buf_t *now[5] = {c->sbpl ? &c->sbpl->text : NULL, c->bwrap ? &c->bwrap_args : NULL,
+                           c->bwrap ? &c->seccomp_txt : NULL, &c->manifest, c->bwrap ? &c->seccomp : NULL};
+    size_t drifted = 0;
+    *n = 0;
+    for (size_t i = 0; i < 5; i++) {
+        if (!now[i]) continue;
+        check_result_t *x = &v[(*n)++];
+        x->name = artifact_names[i];
+        x->recorded_sha = rec->sha[i];
+        sha256_hex(now[i]->p ? now[i]->p : "", now[i]->len, x->now_sha);
+        bool same = i == 4 ? same_bpf(dir, now[i], rec->sha[4], &x->text)
+                           : same_artifact(dir, artifact_names[i], now[i], &x->text);
+        char *path = xasprintf("%s/%s", dir, artifact_names[i]);
+        bool missing = i == 4 ? !same && access(path, F_OK) != 0 && !rec->sha[4] : access(path, F_OK) != 0;
+        free(path);
+        x->status = same ? "same" : missing ? "missing" : "drifted";
+        drifted += !same;
+    }
+    return drifted;
+}
+
 int cmd_check_golden(const cli_args_t *a)
 {
     if (!a->golden) {
@@ -170,23 +246,23 @@ int cmd_check_golden(const cli_args_t *a)
         free(err);
         rc = diag_count(&d, SEV_ERROR) ? EXIT_REJECTED : EXIT_USAGE;
     } else {
-        buf_t out = BUF_INIT;
-        size_t drifted = 0;
-        const buf_t *now[4] = {c->sbpl ? &c->sbpl->text : NULL, c->bwrap ? &c->bwrap_args : NULL,
-                               c->bwrap ? &c->seccomp_txt : NULL, &c->manifest};
-        for (size_t i = 0; i < 4; i++)
-            if (now[i] && !same_artifact(a->golden, artifact_names[i], now[i], &out)) drifted++;
-        if (c->bwrap && !same_bpf(a->golden, &c->seccomp, rec.sha[4], &out)) drifted++;
-        fwrite(out.p ? out.p : "", 1, out.len, stdout);
-        if (drifted) {
+        check_result_t v[5];
+        memset(v, 0, sizeof v);
+        size_t n;
+        size_t drifted = compare_all(a->golden, c, &rec, v, &n);
+        if (a->json) json_results(a->golden, p->is_default ? "builtin:default" : p->path, v, n, drifted);
+        for (size_t i = 0; i < n && !a->json; i++) fwrite(v[i].text.p ? v[i].text.p : "", 1, v[i].text.len, stdout);
+        for (size_t i = 0; i < n; i++) buf_free(&v[i].text);
+        if (drifted && a->json) {
+            rc = EXIT_REJECTED;
+        } else if (drifted) {
             printf("drun-policy check: %zu artifact%s in %s drifted from %s; recompile them (drun-policy compile "
                    "CONFIG -o %s) and commit them with the change that explains it\n",
                    drifted, drifted == 1 ? "" : "s", a->golden, p->path ? p->path : "the policy", a->golden);
             rc = EXIT_REJECTED;
-        } else {
+        } else if (!a->json) {
             printf("drun-policy check: %s matches what %s compiles to\n", a->golden, p->path ? p->path : "the policy");
         }
-        buf_free(&out);
     }
     diag_list_free(&d);
     compiled_free(c);
