@@ -1,12 +1,12 @@
 /* access.c — level_of() for the file tools (see access.h).
  *
- * The sandbox keeps its resolved policy to itself, so the resolved form used
- * here is made the way sandbox_new makes it: policy_resolve() of the policy
- * in force over facts_for() this host. Workspace and scratch rules stay
- * symbolic until level_of() is given the session's roots, so the answer for
- * a workspace path does not depend on the probe. Probing costs milliseconds:
- * the result is kept for the policy in force (one slot, replaced on reload;
- * a call still running under an older policy resolves its own).
+ * The answer comes from the very resolved policy the sandbox plans its runs
+ * from (sandbox_resolved of the policy in force), so a file tool and a
+ * command cannot disagree. Workspace and scratch rules stay symbolic until
+ * level_of() is given the session's roots. Only a policy loaded without a
+ * sandbox (the fuzzing build) is resolved here, over facts_for() this host:
+ * that result is kept for the policy in force (one slot, replaced on
+ * reload; a call still running under an older policy resolves its own).
  */
 #include "access.h"
 
@@ -23,11 +23,13 @@
 #include "compile.h"
 #include "lattice.h"
 #include "paths.h"
+#include "sandbox.h"
 
 typedef struct acc_res {
     lpolicy_t *lp;     /* referenced: the policy (and its rules) stay while this does */
-    facts_t *facts;
-    resolved_t *res;   /* NULL when facts could not be had */
+    facts_t *facts;    /* NULL when the sandbox's resolved policy is used */
+    const resolved_t *res; /* NULL when facts could not be had */
+    resolved_t *owned; /* res, when resolved here (no sandbox) */
     int users;         /* calls using it now (under mu) */
     bool cached;       /* in the slot */
 } acc_res_t;
@@ -37,7 +39,7 @@ static acc_res_t *slot;
 
 static void res_free(acc_res_t *a)
 {
-    resolved_free(a->res);
+    resolved_free(a->owned);
     facts_free(a->facts);
     lpolicy_release(a->lp);
     free(a);
@@ -48,12 +50,16 @@ static acc_res_t *res_build(lpolicy_t *lp)
     acc_res_t *a = xcalloc(1, sizeof *a);
     atomic_fetch_add(&lp->refs, 1);
     a->lp = lp;
-    char *err = NULL;
-    const char *none[2] = {NULL, NULL};
-    a->facts = facts_for(lp->pol, TARGET_LINUX, none, &err);
-    if (a->facts)
-        a->res = policy_resolve(lp->pol, a->facts);
-    free(err);
+    if (lp->sbx) {
+        a->res = sandbox_resolved(lp->sbx);
+    } else {
+        char *err = NULL;
+        const char *none[2] = {NULL, NULL};
+        a->facts = facts_for(lp->pol, TARGET_LINUX, none, &err);
+        if (a->facts)
+            a->res = a->owned = policy_resolve(lp->pol, a->facts);
+        free(err);
+    }
     a->users = 1;
     return a;
 }

@@ -199,6 +199,7 @@ fail:
 }
 
 const policy_t *sandbox_policy(const sandbox_t *s) { return s->pol; }
+const resolved_t *sandbox_resolved(const sandbox_t *s) { return s->res; }
 
 void sandbox_free(sandbox_t *s)
 {

@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "facts.h"
+#include "lattice.h"
 #include "policy.h"
 
 typedef struct sandbox sandbox_t;
@@ -28,6 +29,10 @@ sandbox_t *sandbox_new(const policy_t *p, const facts_t *f, diag_list_t *diags, 
 sandbox_t *sandbox_from_artifacts(const char *dir, char **err);
 
 const policy_t *sandbox_policy(const sandbox_t *s);
+/* The resolved policy every run of s is planned from (lattice.h): what
+ * drun-mcp's file tools ask level_of() about, so that they and the sandbox
+ * decide from one object. Lives as long as s. */
+const resolved_t *sandbox_resolved(const sandbox_t *s);
 void sandbox_free(sandbox_t *s);
 
 /* A bwrap started ahead of its plan (sandbox_prestart). */
