@@ -39,6 +39,17 @@ GENFLAGS := -std=c11 $(OPT) -w $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
 LDLIBS   += $(PKG_LIBS) -lm
 
+# One line per build step ("  CC      compiler/cli.c"); `make V=1` prints the
+# full commands instead. $(Q) silences a command, $(E) announces its step.
+V ?= 0
+ifeq ($(V),1)
+Q :=
+E := @:
+else
+Q := @
+E := @printf '  %-7s %s\n'
+endif
+
 # ---- sources ------------------------------------------------------------------
 
 GRAMMAR_RE := $(wildcard grammar/*.re)
@@ -72,12 +83,14 @@ all: $(BINS) $(UNIT_BIN) $(MAN_PAGES)
 
 $(B)/gen/%.c: grammar/%.re $(GEN_H)
 	@mkdir -p $(@D)
-	re2c -W -Werror --utf8 -i --no-generation-date -o $@ $<
+	$(E) RE2C $@
+	$(Q)re2c -W -Werror --utf8 -i --no-generation-date -o $@ $<
 
 # lemon writes NAME.c, NAME.h and NAME.out; any conflict fails the build.
 $(B)/gen/%.c $(B)/gen/%.h: grammar/%.y
 	@mkdir -p $(@D)
-	lemon -q -l -T/usr/share/lemon/lempar.c -d$(B)/gen $< > $(B)/gen/$*.lemon.log 2>&1 || \
+	$(E) LEMON $@
+	$(Q)lemon -q -l -T/usr/share/lemon/lempar.c -d$(B)/gen $< > $(B)/gen/$*.lemon.log 2>&1 || \
 	  { cat $(B)/gen/$*.lemon.log; rm -f $(B)/gen/$*.c $(B)/gen/$*.h; exit 1; }
 	@if grep -q 'conflict' $(B)/gen/$*.lemon.log; then cat $(B)/gen/$*.lemon.log; \
 	  rm -f $(B)/gen/$*.c $(B)/gen/$*.h; exit 1; fi
@@ -86,7 +99,8 @@ $(B)/gen/%.c $(B)/gen/%.h: grammar/%.y
 # The built-in default policy is profiles/default.toml, embedded as bytes.
 $(B)/gen/default_policy.c: profiles/default.toml scripts/embed
 	@mkdir -p $(@D)
-	scripts/embed default_policy_toml $< > $@
+	$(E) EMBED $@
+	$(Q)scripts/embed default_policy_toml $< > $@
 
 # The seccomp programs and syscall names, built with libseccomp and checked
 # at build time by scripts/seccomp_gen.c (with seccomp_libseccomp.c),
@@ -95,24 +109,29 @@ $(B)/gen/default_policy.c: profiles/default.toml scripts/embed
 $(B)/gen/seccomp_gen: scripts/seccomp_gen.c compiler/seccomp_filter.c compiler/seccomp_libseccomp.c \
                       compiler/bpf.c grammar/buf.c compiler/seccomp_filter.h compiler/bpf.h grammar/buf.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -DDRUN_SECCOMP_GENERATOR $(filter-out -MMD -MP,$(CFLAGS)) -o $@ $(filter %.c,$^) $(LDFLAGS) $(LDLIBS)
+	$(E) CCLD $@
+	$(Q)$(CC) $(CPPFLAGS) -DDRUN_SECCOMP_GENERATOR $(filter-out -MMD -MP,$(CFLAGS)) -o $@ $(filter %.c,$^) $(LDFLAGS) $(LDLIBS)
 
 $(B)/gen/seccomp_tables.c: $(B)/gen/seccomp_gen
-	$< > $@
+	$(E) GEN $@
+	$(Q)$< > $@
 
 # ---- objects and binaries -------------------------------------------------------
 
 $(B)/obj/gen/%.o: $(B)/gen/%.c $(GEN_H)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(GENFLAGS) -c -o $@ $<
+	$(E) CC $<
+	$(Q)$(CC) $(CPPFLAGS) $(GENFLAGS) -c -o $@ $<
 
 $(B)/obj/%.o: %.c | $(GEN_H)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(E) CC $<
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(E) AR $@
+	$(Q)ar rcs $@ $^
 
 # drun-policy is linked static (static-pie: ASLR kept) when every archive it
 # needs is installed, and the build is not a sanitizer build (ASan cannot be
@@ -139,14 +158,17 @@ DP_LDLIBS  := $(if $(NETTLE_A),$(filter-out -lnettle,$(LDLIBS)) $(NETTLE_A),$(LD
 endif
 
 $(B)/drun-policy: $(B)/obj/compiler/main.o $(DP_EXTRA) $(LIB)
-	$(CC) $(LDFLAGS) $(DP_LDFLAGS) -o $@ $^ $(DP_LDLIBS)
+	$(E) CCLD $@
+	$(Q)$(CC) $(LDFLAGS) $(DP_LDFLAGS) -o $@ $^ $(DP_LDLIBS)
 
 $(B)/drun-mcp: $(RT_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(E) CCLD $@
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/tests/%: tests/unit/%.c $(LIB) | $(GEN_H)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
+	$(E) CCLD $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
 -include $(shell find $(B)/obj $(if $(filter fuzz build/fuzz/%,$(MAKECMDGOALS)),build/fuzz/obj) -name '*.d' 2>/dev/null)
 
@@ -156,7 +178,8 @@ man: $(MAN_PAGES)
 
 $(B)/man/%: docs/man/%.scd
 	@mkdir -p $(@D)
-	scdoc < $< > $@
+	$(E) SCDOC $@
+	$(Q)scdoc < $< > $@
 
 # ---- the two commands -------------------------------------------------------------
 
