@@ -371,3 +371,13 @@ bool access_is_placeholder(access_t *a, const char *rel, int dirfd, const char *
 {
     return placeholder_at(a, rel, dirfd, name, st, 0);
 }
+
+bool access_require(tool_call_t *tc, session_t *s, const char *rel, level_t need, const char *what)
+{
+    buf_t why = BUF_INIT;
+    bool ok = access_allows(tc, s, rel, need, &why);
+    if (!ok)
+        tc_fail(tc, "%s%s", what, buf_cstr(&why));
+    buf_free(&why);
+    return ok;
+}

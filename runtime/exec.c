@@ -26,16 +26,6 @@
 
 #include "reaper.h"
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
 /* After the command exited, how long its pipes may take to reach EOF. */
 #define DRAIN_MS 250
 /* After bwrap exited, how long the sandbox's pid 1 may take to end on its

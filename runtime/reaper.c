@@ -17,16 +17,6 @@
 #include "buf.h"
 #include "log.h"
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
-
 /* What /proc/PID/status says of a process. */
 typedef struct pstat {
     pid_t tgid, ppid;

@@ -20,7 +20,20 @@
 #define DRUN_RT_REAPER_H
 
 #include <stdbool.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/wait.h> /* before P_PIDFD below: glibc's is an enum member */
+
+/* pidfds (Linux 5.3+, P_PIDFD 5.4+), for headers older than the kernel. */
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
 
 /* Starts the reaper thread once (later calls do nothing): it scans this
  * process's children every REAPER_SCAN_MS. Never fails: without a thread the

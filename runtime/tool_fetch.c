@@ -102,13 +102,8 @@ static void run_fetch(tool_call_t *tc, const cJSON *args)
     uint64_t old_size = 0;
     fetch_result_t res = {0};
     /* The policy first (access.h), before any directory is made. */
-    buf_t deny = BUF_INIT;
-    if (!access_allows(tc, s, rel.p, LVL_WRITE, &deny)) {
-        tc_fail(tc, "save_as: %s", buf_cstr(&deny));
-        buf_free(&deny);
+    if (!access_require(tc, s, rel.p, LVL_WRITE, "save_as: "))
         goto out;
-    }
-    buf_free(&deny);
     beneath_split(rel.p, &dup, &parent, &name);
     pfd = beneath_open_dir(s->ws_fd, parent, true);
     if (pfd < 0) {

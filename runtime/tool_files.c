@@ -155,13 +155,8 @@ static void run_write(tool_call_t *tc, const cJSON *args)
     char *dup = NULL;
     int pfd = -1;
     /* Before anything is created: the parents the write would make count. */
-    buf_t why = BUF_INIT;
-    if (!access_allows(tc, s, rel.p, LVL_WRITE, &why)) {
-        tc_fail(tc, "%s", buf_cstr(&why));
-        buf_free(&why);
+    if (!access_require(tc, s, rel.p, LVL_WRITE, ""))
         goto unlock;
-    }
-    buf_free(&why);
     const char *parent, *name;
     beneath_split(rel.p, &dup, &parent, &name);
     pfd = beneath_open_dir(s->ws_fd, parent, true);
@@ -281,14 +276,10 @@ static void run_read(tool_call_t *tc, const cJSON *args)
     session_t *s = tc_session(tc, args);
     if (!s)
         goto out;
-    buf_t why = BUF_INIT;
-    if (!access_allows(tc, s, rel.p, LVL_READ, &why)) {
-        tc_fail(tc, "%s", buf_cstr(&why));
-        buf_free(&why);
+    if (!access_require(tc, s, rel.p, LVL_READ, "")) {
         session_put(s);
         goto out;
     }
-    buf_free(&why);
     /* O_NONBLOCK: a FIFO planted by a command must not block the server. */
     int fd = beneath_open(s->ws_fd, rel.p, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0);
     struct stat st = {0};
@@ -498,14 +489,10 @@ static void run_list_files(tool_call_t *tc, const cJSON *args)
     session_t *s = tc_session(tc, args);
     if (!s)
         goto out;
-    buf_t why = BUF_INIT;
-    if (!access_allows(tc, s, rel.p, LVL_READ, &why)) {
-        tc_fail(tc, "%s", buf_cstr(&why));
-        buf_free(&why);
+    if (!access_require(tc, s, rel.p, LVL_READ, "")) {
         session_put(s);
         goto out;
     }
-    buf_free(&why);
     int dfd = beneath_open_dir(s->ws_fd, rel.p, false);
     if (dfd < 0) {
         fail_open(tc, rel.len ? rel.p : ".", errno);
