@@ -106,11 +106,12 @@ const cli_cmd_t cli_commands[] = {
      "missing artifact, 0 when identical. --json: one object with each artifact's status, hashes and diff.",
      "drun-policy check config.toml --golden artifacts/",
      "golden json", 0, 1, false, cmd_check_golden},
-    {"completion", "bash|zsh",
+    {"completion", "bash|zsh [drun-policy|drun-mcp]",
      "print a shell completion script generated from these tables",
-     "Load it with: source <(drun-policy completion bash)",
+     "Load it with: source <(drun-policy completion bash). With drun-mcp: the completion of "
+     "drun-mcp's options instead (source <(drun-policy completion bash drun-mcp)).",
      "drun-policy completion bash > /etc/bash_completion.d/drun-policy",
-     "", 1, 1, false, cmd_completion},
+     "", 1, 2, false, cmd_completion},
     {"schema", "",
      "print the JSON Schema of the policy language, for TOML editors",
      "Generated from the compiler's key table: every key, its type, default and range, and "
