@@ -52,11 +52,18 @@ int main(int argc, char **argv)
     int rc = sandbox_spawn(s, &x, &pid, &r, &err);
     if (rc != 0) {
         printf("refused: %s\n", err ? err : "?");
-        return 0;
+    } else {
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        sandbox_cleanup(r);
+        printf("the command ran (status %d)\n", status);
     }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    sandbox_cleanup(r);
-    printf("the command ran (status %d)\n", status);
-    return 1;
+    /* everything freed: the sanitizer build checks for leaks */
+    free(err);
+    free(moved);
+    close(fd);
+    sandbox_free(s);
+    policy_free(p);
+    diag_list_free(&d);
+    return rc != 0 ? 0 : 1;
 }
