@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "buf.h"
 
@@ -45,6 +46,12 @@ void state_base(const char **trusted, const char **below)
     const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
     if (xdg && *xdg == '/') {
         *trusted = xdg;
+        *below = "drun";
+    } else if (geteuid() == 0) {
+        /* A root runtime's sandbox user must reach the state dir by path
+         * (bwrap resolves every bind source as that user), and /root is
+         * closed to it: a system directory instead, made 0711. */
+        *trusted = "/var/lib";
         *below = "drun";
     } else {
         *trusted = home && *home == '/' ? home : "/root";

@@ -11,15 +11,18 @@
 bool mkdirs(const char *path, mode_t mode);
 
 /* The tools' own state: "$XDG_STATE_HOME/drun/SUB" when that is absolute,
- * else "$HOME/.local/state/drun/SUB" ("/root" without an absolute $HOME);
+ * else, when the effective uid is 0, "/var/lib/drun/SUB" (the sandbox user
+ * a root runtime runs sandboxes as must reach it, and /root is closed to
+ * it), else "$HOME/.local/state/drun/SUB" ("/root" without an absolute $HOME);
  * SUB "" is the state dir itself. Only the name: nothing is made or
  * followed here (a sandbox may have written on the way); the runner opens
  * and makes it by fd (compiler/sandbox/hoststate.c). Caller frees. */
 char *state_path(const char *sub);
 
 /* Where state_path starts: the directory trusted as given ($XDG_STATE_HOME,
- * or $HOME, "/root" without one), and the components below it that are
- * opened without following symlinks ("drun", or ".local/state/drun").
+ * /var/lib for root, or $HOME, "/root" without one), and the components
+ * below it that are opened without following symlinks ("drun", or
+ * ".local/state/drun").
  * Both point into static or environment storage. */
 void state_base(const char **trusted, const char **below);
 

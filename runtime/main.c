@@ -201,14 +201,12 @@ static bool install_signals(void)
 
 /* ---- the state dir --------------------------------------------------------------------- */
 
+/* The runner's own default (fsutil.h state_path: /var/lib/drun for root),
+ * so that both name one dir; NULL: not root and no HOME to put it in. */
 static char *default_state_dir(void)
 {
-    const char *xdg = getenv("XDG_STATE_HOME");
-    if (xdg && xdg[0] == '/')
-        return xasprintf("%s/drun", xdg);
-    const char *home = getenv("HOME");
-    if (home && home[0] == '/')
-        return xasprintf("%s/.local/state/drun", home);
+    const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    if ((xdg && xdg[0] == '/') || geteuid() == 0 || (home && home[0] == '/')) return state_path("");
     return NULL;
 }
 

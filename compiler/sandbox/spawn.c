@@ -5,16 +5,25 @@
  * compiling and planning a run, and none of it depends on them: so bwrap is
  * started first, as "bwrap --args 3 -- [SHIM...] CMD ARGS...", reading every
  * option from a pipe (fd 3) and its filter from another (fd 4), while the
- * caller compiles and plans; then its limits are set, the filter and the
- * options written, and it goes on. bwrap takes the command only from its own
- * argv, so what keeps a run from going ahead half-set-up is that the options
- * arrive whole or not at all: each pipe is written with one write() into a
- * pipe made large enough for all of it (a pipe write that never has to wait
- * is not cut short), the filter first; a run given up on is killed
- * (SIGKILL, then reaped) before its pipes close; and a caller that dies
- * first leaves it no options at all (PR_SET_PDEATHSIG kills it too): bwrap
- * then builds an empty root, in which the command does not exist, and loads
- * an empty filter, which the kernel refuses.
+ * caller compiles and plans; then its limits are set, the options and the
+ * filter written, and it goes on. bwrap takes the command only from its own
+ * argv and reads options until the end of the pipe, so a feeder killed
+ * half-way would hand it an end it takes for the last option. What keeps a
+ * run from going ahead on part of its options is the order: the options
+ * lead with "--seccomp 4" (checked here), they are written first, and the
+ * filter only once every byte of them is in the pipe. A feeder that dies
+ * before that leaves bwrap an empty filter, which the kernel refuses
+ * (prctl EINVAL: bwrap dies before its exec), or no options at all (an
+ * empty root, in which the command does not exist). The filter is one
+ * write of at most PIPE_BUF bytes: the kernel puts it in the pipe whole or
+ * not at all, even when the copy faults. Besides, each pipe is written with
+ * one write() into a pipe made large enough for all of it (a pipe write
+ * that never has to wait is not cut short), a run given up on is killed
+ * (SIGKILL, then reaped) before its pipes close, and a caller that dies
+ * takes bwrap with it (PR_SET_PDEATHSIG); neither is relied on alone: a
+ * write can still stop short (a page fault the dying feeder gives up on),
+ * and the death signal comes after the pipes close (and a setuid bwrap
+ * drops it). tests/suites/55-prestart-kill kills feeders at random points.
  *
  * fds in the bwrap child (spawn_fds_t): 3 the options, 4 the filter, 5 the
  * status report, 6 the empty file, 7 the workspace, 8 the scratch dir;
@@ -276,15 +285,26 @@ static bool write_whole(int fd, const void *data, size_t len)
  * 7,000 mounts) go through sealed memory to a fresh bwrap (start_loaded). */
 #define PIPE_ARGS_MAX (256 * 1024)
 
+/* What the options must start with: the filter's fd, so that any part of
+ * them bwrap could be left with still waits for the filter. */
+static const char SECCOMP_FIRST[] = "--seccomp\0" "4";
+
+/* The options, then the filter (see the top of this file). False, with
+ * whatever was not written still open (the caller kills bwrap before its
+ * pipes close), when the options do not start with --seccomp 4, the
+ * filter is not one atomic write, or a write fails. */
 bool sbx_early_feed(const sandbox_t *s, sbx_early_t *e, const buf_t *args)
 {
-    if (args->len > PIPE_ARGS_MAX) return false;
+    if (args->len > PIPE_ARGS_MAX || args->len < sizeof SECCOMP_FIRST ||
+        memcmp(args->p, SECCOMP_FIRST, sizeof SECCOMP_FIRST) != 0 || s->seccomp.len == 0 ||
+        s->seccomp.len > PIPE_BUF)
+        return false;
     if (!e->limits_set) set_limits(s, e->pid);
-    bool ok = write_whole(e->seccomp_fd, s->seccomp.p, s->seccomp.len);
-    close_fd(&e->seccomp_fd);
-    ok = ok && write_whole(e->args_fd, args->p, args->len);
-    if (!ok) return false;
+    if (!write_whole(e->args_fd, args->p, args->len)) return false;
     close_fd(&e->args_fd);
+    /* every option is in the pipe: only now may the filter follow */
+    if (!write_whole(e->seccomp_fd, s->seccomp.p, s->seccomp.len)) return false;
+    close_fd(&e->seccomp_fd);
     return true;
 }
 

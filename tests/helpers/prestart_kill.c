@@ -1,0 +1,268 @@
+/* prestart_kill.c — for 55-prestart-kill: a feeder of a prestarted bwrap
+ * (compiler/sandbox/spawn.c) killed while it hands bwrap its options.
+ *
+ *   prestart_kill POLICY WS SCRATCH dump
+ *       prints the packed options, one per line (to find the cut points)
+ *   prestart_kill POLICY WS SCRATCH time
+ *       feeds in full; prints the nanoseconds from the prestart to the end
+ *       of the feed (the range the random kills are drawn from)
+ *   prestart_kill POLICY WS SCRATCH delay NS
+ *       a thread SIGKILLs the whole feeder NS nanoseconds after bwrap was
+ *       prestarted (during the plan, the feed, or after it)
+ *   prestart_kill POLICY WS SCRATCH uffd PAGE|deny [detached]
+ *       the options are fed from memory whose page PAGE (or the page that
+ *       starts at the deny of WS/secret: the options are padded so that it
+ *       does) is missing (userfaultfd): the write() copies the pages before
+ *       it into the pipe and waits on the fault, and the feeder is
+ *       SIGKILLed there, so the pipe holds a part of the options ending at
+ *       a page boundary. "detached": the feeder is a forked child, not
+ *       bwrap's parent (no death signal reaches bwrap: it sees only the end
+ *       of the pipe), as with a setuid bwrap, which drops PR_SET_PDEATHSIG.
+ *
+ * The command (sh) writes WS/full when WS/secret/key is hidden from it,
+ * WS/weak when it can read it (a vector cut before that deny), and says so
+ * on stdout too (seen on the host whatever was mounted). The harness is a
+ * child subreaper: it returns once every process it, bwrap or the sandbox
+ * started is gone (so the test can look at the host), at most 30 s later.
+ * Exit 0; 2 on a setup failure.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compile.h"
+#include "sbx_int.h"
+
+#define PAGE 4096UL
+
+static long long now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static _Noreturn void die(const char *what, const char *err)
+{
+    fprintf(stderr, "prestart_kill: %s: %s\n", what, err ? err : strerror(errno));
+    exit(2);
+}
+
+/* ---- the killers ----------------------------------------------------------------------------------------- */
+
+static long long kill_at;
+
+static void *delay_killer(void *arg)
+{
+    (void)arg;
+    while (now_ns() < kill_at) {} /* spin: finer than a sleep */
+    kill(getpid(), SIGKILL);
+    return NULL;
+}
+
+static int uffd = -1;
+
+/* Waits for the feeder's write() to fault on the missing page, then kills
+ * the process it is in, write() still waiting. */
+static void *fault_killer(void *arg)
+{
+    (void)arg;
+    struct pollfd p = {uffd, POLLIN, 0};
+    while (poll(&p, 1, -1) < 0 && errno == EINTR) {}
+    struct uffd_msg m;
+    if (read(uffd, &m, sizeof m) == (ssize_t)sizeof m && m.event == UFFD_EVENT_PAGEFAULT)
+        fprintf(stderr, "prestart_kill: write() waits at %#llx: killed\n", (unsigned long long)m.arg.pagefault.address);
+    kill(getpid(), SIGKILL);
+    return NULL;
+}
+
+/* A copy of data in memory whose page `missing` (counted from the start of
+ * data) and those after it are not there yet: reading them faults into
+ * uffd. */
+static void *faulting_copy(const buf_t *data, size_t missing)
+{
+    size_t pages = (data->len + PAGE - 1) / PAGE;
+    if (missing >= pages) die("uffd", "the page is past the end of the options");
+    uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+    if (uffd < 0) die("userfaultfd", NULL);
+    struct uffdio_api api = {.api = UFFD_API};
+    if (ioctl(uffd, UFFDIO_API, &api) != 0) die("UFFDIO_API", NULL);
+    char *mem = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) die("mmap", NULL);
+    struct uffdio_register reg = {.range = {(unsigned long)mem, pages * PAGE}, .mode = UFFDIO_REGISTER_MODE_MISSING};
+    if (ioctl(uffd, UFFDIO_REGISTER, &reg) != 0) die("UFFDIO_REGISTER", NULL);
+    char *src = calloc(pages, PAGE);
+    memcpy(src, data->p, data->len);
+    for (size_t i = 0; i < pages; i++) {
+        if (i >= missing) continue;
+        struct uffdio_copy c = {.dst = (unsigned long)mem + i * PAGE, .src = (unsigned long)src + i * PAGE, .len = PAGE};
+        if (ioctl(uffd, UFFDIO_COPY, &c) != 0) die("UFFDIO_COPY", NULL);
+    }
+    free(src);
+    return mem;
+}
+
+/* ---- the options --------------------------------------------------------------------------------------- */
+
+/* What sandbox_spawn hands bwrap (sandbox.c pack_options). */
+static void pack(const sandbox_t *s, const sbx_exec_t *x, buf_t *out)
+{
+    char *err = NULL;
+    size_t n = 0;
+    char **v = sandbox_argv(s, x, &n, &err);
+    if (!v) die("sandbox_argv", err);
+    const char *head[] = {"--seccomp", "4", "--json-status-fd", "5"};
+    for (size_t i = 0; i < 4; i++) buf_add(out, head[i], strlen(head[i]) + 1);
+    for (size_t i = 1; i < n; i++) buf_add(out, v[i], strlen(v[i]) + 1);
+    sandbox_argv_free(v, n);
+}
+
+/* Pads the options after the head with --setenv DRUN_PAD xxx so that the
+ * option that hides WS/secret starts at a page boundary; its page. */
+static size_t pad_to_deny(buf_t *b, const char *ws)
+{
+    char *secret = xasprintf("%s/secret", ws);
+    size_t at = 0, opt = 0, found = 0;
+    for (size_t off = 0; off < b->len; off += strlen(b->p + off) + 1) {
+        const char *a = b->p + off;
+        if (a[0] == '-' && a[1] == '-') opt = off;
+        if (strcmp(a, secret) == 0 && opt > at) {
+            found = opt;
+            break;
+        }
+    }
+    free(secret);
+    if (!found) die("deny", "no option names WS/secret");
+    size_t head = strlen("--seccomp") + 3 + strlen("--json-status-fd") + 3, fixed = strlen("--setenv") + strlen("DRUN_PAD") + 3;
+    size_t pad = PAGE - found % PAGE;
+    if (pad < fixed + 1) pad += PAGE;
+    buf_t out = BUF_INIT;
+    buf_add(&out, b->p, head);
+    buf_add(&out, "--setenv\0DRUN_PAD", fixed - 1);
+    for (size_t i = 0; i < pad - fixed; i++) buf_add(&out, "x", 1);
+    buf_add(&out, "", 1);
+    buf_add(&out, b->p + head, b->len - head);
+    buf_free(b);
+    *b = out;
+    return (found + pad) / PAGE;
+}
+
+/* ---- one run --------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    sandbox_t *s;
+    sbx_exec_t x;
+    const char *mode, *arg;
+    bool detached;
+} run_t;
+
+static void reap_all(void)
+{
+    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {}
+}
+
+/* The feeder: prestarts bwrap as sandbox_spawn does, plans, feeds. */
+static void feeder(run_t *r)
+{
+    char *err = NULL;
+    int ws_fd = hs_open_dir("workspace", r->x.workspace, -1, &err);
+    if (ws_fd < 0) die("workspace", err);
+    r->x.workspace_fd = ws_fd;
+    bool drop = hs_ident()->drop;
+    long long t0 = now_ns();
+    if (!strcmp(r->mode, "delay")) {
+        kill_at = t0 + atoll(r->arg);
+        pthread_t t;
+        if (pthread_create(&t, NULL, delay_killer, NULL) != 0) die("thread", NULL);
+    }
+    sbx_early_t *e = sbx_prestart(r->s->bwrap_bin, r->s->shim, &r->x, drop ? r->s : NULL, &err);
+    if (!e) die("prestart", err);
+    buf_t opts = BUF_INIT;
+    pack(r->s, &r->x, &opts);
+    if (!strcmp(r->mode, "dump")) {
+        for (size_t off = 0; off < opts.len; off += strlen(opts.p + off) + 1) printf("%s\n", opts.p + off);
+        sandbox_early_abort(e);
+        return;
+    }
+    buf_t feed = opts;
+    if (!strcmp(r->mode, "uffd")) {
+        size_t page = !strcmp(r->arg, "deny") ? pad_to_deny(&opts, r->x.workspace) : (size_t)atol(r->arg);
+        printf("cut at page %zu of %zu (byte %zu)\n", page, (opts.len + PAGE - 1) / PAGE, page * PAGE);
+        fflush(stdout);
+        if (r->detached) {
+            pid_t sub = fork();
+            if (sub < 0) die("fork", NULL);
+            if (sub > 0) {
+                /* bwrap's parent stays: only the forked feeder holds the write ends */
+                close(e->args_fd), close(e->seccomp_fd);
+                reap_all();
+                return;
+            }
+        }
+        /* after the fork: a child's copy of the memory would not fault into uffd */
+        feed = opts;
+        feed.p = faulting_copy(&opts, page);
+        pthread_t t;
+        if (pthread_create(&t, NULL, fault_killer, NULL) != 0) die("thread", NULL);
+    }
+    bool ok = sbx_early_feed(r->s, e, &feed);
+    long long t1 = now_ns();
+    if (!ok) {
+        sandbox_early_abort(e);
+        die("feed", "refused");
+    }
+    if (!strcmp(r->mode, "time")) printf("feed-ns %lld\n", t1 - t0);
+    fflush(stdout);
+    reap_all();
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) {
+        fprintf(stderr, "usage: prestart_kill POLICY WS SCRATCH dump|time|delay NS|uffd PAGE|deny [detached]\n");
+        return 2;
+    }
+    run_t r = {0};
+    r.mode = argv[4];
+    r.arg = argc > 5 ? argv[5] : "0";
+    r.detached = argc > 6 && !strcmp(argv[6], "detached");
+    diag_list_t d = {0};
+    char *err = NULL;
+    policy_t *p = policy_load(argv[1], &d, &err);
+    if (!p) die("policy", err ? err : "does not compile");
+    if (!(r.s = sandbox_new(p, NULL, &d, &err))) die("sandbox", err);
+    static char script[1024];
+    snprintf(script, sizeof script,
+             "if cat '%s/secret/key' > /dev/null 2>&1; then echo weak; : > '%s/weak'; "
+             "else echo full; : > '%s/full'; fi",
+             argv[2], argv[2], argv[2]);
+    static char *cmd[] = {"/bin/sh", "-c", script, NULL};
+    r.x = (sbx_exec_t){argv[2], argv[3], cmd, -1, 1, 2, false, NULL, NULL, false, NULL, -1};
+    /* every process below us comes back to us when its parent dies */
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) die("subreaper", NULL);
+    fflush(stdout);
+    pid_t f = fork();
+    if (f < 0) die("fork", NULL);
+    if (f == 0) {
+        feeder(&r);
+        fflush(stdout);
+        _exit(0);
+    }
+    alarm(30); /* a hang guard, not a measure: SIGALRM ends us, the test says so */
+    reap_all();
+    return 0;
+}
