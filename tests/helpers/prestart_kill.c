@@ -22,10 +22,13 @@
  * The command (sh) writes WS/full when WS/secret/key is hidden from it,
  * WS/weak when it can read it (a vector cut before that deny), and says so
  * on stdout too (seen on the host whatever was mounted). The harness is a
- * child subreaper: it returns once every process it, bwrap or the sandbox
- * started is gone (so the test can look at the host), at most 30 s later.
+ * child subreaper: once the feeder is gone it reaps what comes back to it
+ * for up to 3 s, then SIGKILLs what is still there (says "stuck N"), so
+ * that when it returns nothing it, bwrap or the sandbox started is left
+ * and the test can look at the host.
  * Exit 0; 2 on a setup failure.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -175,6 +178,46 @@ static void reap_all(void)
     while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {}
 }
 
+/* Reaps what comes back to us for at most secs seconds (a bound on the
+ * cleanup, not a measure), until nothing is left. */
+static void reap_for(int secs)
+{
+    long long end = now_ns() + secs * 1000000000LL;
+    while (now_ns() < end) {
+        pid_t p = waitpid(-1, NULL, WNOHANG);
+        if (p < 0 && errno == ECHILD) return;
+        if (p <= 0) usleep(10000);
+    }
+}
+
+/* SIGKILLs our children still there: a bwrap whose own parent was killed
+ * after it had cloned its sandbox child leaves that child waiting forever
+ * for the uid map (bwrap's eventfd) — it never gets to the command, and
+ * once killed never can. Their count. */
+static int kill_children(void)
+{
+    int n = 0;
+    char path[64], line[512];
+    DIR *d = opendir("/proc");
+    for (struct dirent *de; d && (de = readdir(d));) {
+        pid_t p = (pid_t)atoi(de->d_name);
+        if (p <= 0) continue;
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        bool ours = false;
+        if (fgets(line, sizeof line, f)) {
+            char *rp = strrchr(line, ')');
+            int ppid = 0;
+            ours = rp && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == getpid();
+        }
+        fclose(f);
+        if (ours && kill(p, SIGKILL) == 0) n++;
+    }
+    if (d) closedir(d);
+    return n;
+}
+
 /* The feeder: prestarts bwrap as sandbox_spawn does, plans, feeds. */
 static void feeder(run_t *r)
 {
@@ -262,7 +305,11 @@ int main(int argc, char **argv)
         fflush(stdout);
         _exit(0);
     }
-    alarm(30); /* a hang guard, not a measure: SIGALRM ends us, the test says so */
+    int st;
+    while (waitpid(f, &st, 0) < 0 && errno == EINTR) {}
+    reap_for(3);
+    int stuck = kill_children();
+    if (stuck) printf("stuck %d\n", stuck);
     reap_all();
     return 0;
 }
