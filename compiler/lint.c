@@ -492,7 +492,8 @@ static lindex_t *lindex_build(lint_t *l, target_t t)
             each_ancestor(abs, raise_below, &rs);
         }
         strmap_put(&ix->at, grant_key(&k, &l->a, g->base, g->path), (long)i);
-        if (g->rule >= l->pol->rules.v && g->rule < l->pol->rules.v + l->pol->rules.n)
+        /* a config rule, not a built-in (with no config rule, rules.v is NULL) */
+        if (l->pol->rules.n && g->rule >= l->pol->rules.v && g->rule < l->pol->rules.v + l->pol->rules.n)
             ix->kept[g->rule - l->pol->rules.v] = g;
     }
     ix->tail = xcalloc(r->caps.n + 1, sizeof *ix->tail);
