@@ -311,5 +311,8 @@ int main(int argc, char **argv)
     int stuck = kill_children();
     if (stuck) printf("stuck %d\n", stuck);
     reap_all();
+    sandbox_free(r.s);
+    policy_free(p);
+    diag_list_free(&d);
     return 0;
 }
