@@ -25,42 +25,20 @@ static void plain_string(buf_t *out, const char *s, size_t n)
 }
 
 /* JSON has no nan or infinity: those are the strings "nan", "inf", "-inf"
- * (TOML's own spelling); any other float is the shortest %g that reads
- * back as the same double. */
+ * (TOML's own spelling); any other float is a JSON number. */
 static void plain_float(buf_t *out, double f)
 {
-    if (isnan(f) || isinf(f)) {
-        buf_adds(out, isnan(f) ? "\"nan\"" : f < 0 ? "\"-inf\"" : "\"inf\"");
-        return;
-    }
-    char tmp[40];
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(tmp, sizeof tmp, "%.*g", prec, f);
-        if (strtod(tmp, NULL) == f) break;
-    }
-    buf_adds(out, tmp);
+    bool word = isnan(f) || isinf(f);
+    if (word) buf_addc(out, '"');
+    toml_json_float(out, f);
+    if (word) buf_addc(out, '"');
 }
 
-/* Dates and times as RFC 3339 strings ('T' between date and time, seconds
- * always, the fraction as written, Z or the offset). */
+/* Dates and times as RFC 3339 strings. */
 static void plain_datetime(buf_t *out, toml_type t, const toml_datetime *dt)
 {
     buf_addc(out, '"');
-    if (t != TOML_TIME_LOCAL) buf_printf(out, "%04d-%02d-%02d", dt->year, dt->month, dt->day);
-    if (t != TOML_DATE_LOCAL) {
-        if (t != TOML_TIME_LOCAL) buf_addc(out, 'T');
-        buf_printf(out, "%02d:%02d:%02d", dt->hour, dt->minute, dt->second);
-        if (dt->frac_digits > 0) {
-            int frac = dt->nanosecond;
-            for (int i = dt->frac_digits; i < 9; i++) frac /= 10;
-            buf_printf(out, ".%0*d", dt->frac_digits, frac);
-        }
-    }
-    if (t == TOML_DATETIME) {
-        int m = dt->offset_minutes < 0 ? -dt->offset_minutes : dt->offset_minutes;
-        if (dt->offset_z) buf_addc(out, 'Z');
-        else buf_printf(out, "%c%02d:%02d", dt->offset_minutes < 0 ? '-' : '+', m / 60, m % 60);
-    }
+    toml_json_datetime(out, t, dt);
     buf_addc(out, '"');
 }
 

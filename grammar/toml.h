@@ -111,4 +111,12 @@ long toml_index(const toml_value *tab, const char *key);
  * holding U+0000 survive. */
 void toml_to_tagged_json(const toml_doc *doc, buf_t *out);
 
+/* The scalar forms both JSON renderings share (no quotes added): a float as
+ * the shortest %g that reads back as the same double (nan, inf, -inf as
+ * TOML spells them), and a date/time as RFC 3339 the way toml-test writes
+ * it ('T' between date and time, seconds always, the fraction with as many
+ * digits as were written, Z or the offset). */
+void toml_json_float(buf_t *out, double f);
+void toml_json_datetime(buf_t *out, toml_type t, const toml_datetime *dt);
+
 #endif

@@ -31,8 +31,7 @@ static void put_string(buf_t *out, const char *s, size_t n)
     buf_addc(out, '"');
 }
 
-/* The shortest %g form that reads back as the same double. */
-static void put_float(buf_t *out, double f)
+void toml_json_float(buf_t *out, double f)
 {
     if (isnan(f)) {
         buf_adds(out, "nan");
@@ -50,9 +49,7 @@ static void put_float(buf_t *out, double f)
     buf_adds(out, tmp);
 }
 
-/* RFC 3339 as toml-test writes it: 'T' between date and time, seconds
- * always present, the fraction with as many digits as were written. */
-static void put_datetime(buf_t *out, toml_type t, const toml_datetime *dt)
+void toml_json_datetime(buf_t *out, toml_type t, const toml_datetime *dt)
 {
     if (t != TOML_TIME_LOCAL) buf_printf(out, "%04d-%02d-%02d", dt->year, dt->month, dt->day);
     if (t == TOML_DATE_LOCAL) return;
@@ -107,9 +104,9 @@ static void put_scalar(buf_t *out, const toml_value *v)
         buf_addc(out, '}');
         return;
     case TOML_INTEGER: put_int(out, v->u.i); break;
-    case TOML_FLOAT: put_float(out, v->u.f); break;
+    case TOML_FLOAT: toml_json_float(out, v->u.f); break;
     case TOML_BOOL: buf_adds(out, v->u.b ? "true" : "false"); break;
-    default: put_datetime(out, t, v->u.dt); break;
+    default: toml_json_datetime(out, t, v->u.dt); break;
     }
     buf_adds(out, "\"}");
 }
