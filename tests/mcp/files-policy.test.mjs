@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { TRANSPORTS, giveToSandbox, start } from './lib.mjs';
+import { TRANSPORTS, giveToSandbox, withServer } from './lib.mjs';
 
 const CONFIG = `# files-policy test
 [filesystem]
@@ -21,17 +21,6 @@ deny_write = ["**/secret.txt"]
 `;
 const DEPTHS = ['', 'sub/', 'sub/deeper/'];
 
-async function withServer(transport, fn) {
-  const srv = await start(transport, { config: CONFIG });
-  try {
-    return await fn(srv);
-  } catch (e) {
-    e.message += `\n--- drun-mcp stderr ---\n${srv.stderr().slice(-3000)}`;
-    throw e;
-  } finally {
-    await srv.close();
-  }
-}
 
 /** Calls a tool that must be refused; returns the result's text. */
 async function refused(srv, name, args) {
@@ -52,7 +41,7 @@ function host(ws, rel) {
 
 for (const T of TRANSPORTS) {
   test(`${T}: session_write_file refuses deny_write, deny_read and [protect] paths at every depth; the host is untouched`, async () => {
-    await withServer(T, async (srv) => {
+    await withServer(T, { config: CONFIG }, async (srv) => {
       const { session_id, workspace: ws } = await srv.call('create_session', {});
       for (const d of DEPTHS) {
         // never existed: refused and still absent
@@ -96,7 +85,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: a write that would create an entry in a read-only directory is refused (docs is read, docs/out write)`, async () => {
-    await withServer(T, async (srv) => {
+    await withServer(T, { config: CONFIG }, async (srv) => {
       const { session_id, workspace: ws } = await srv.call('create_session', {});
       // docs missing: creating it in the workspace would be fine, but not docs/x
       let text = await refused(srv, 'session_write_file', { session_id, path: 'docs/x.txt', content: 'x' });
@@ -121,7 +110,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: session_read_file refuses deny_read paths at every depth without their content; others read`, async () => {
-    await withServer(T, async (srv) => {
+    await withServer(T, { config: CONFIG }, async (srv) => {
       const { session_id, workspace: ws } = await srv.call('create_session', {});
       for (const d of DEPTHS) {
         fs.mkdirSync(path.join(ws, d, '.git/hooks'), { recursive: true });
@@ -150,7 +139,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: session_list_files shows neither hidden paths nor placeholders, at every depth`, async () => {
-    await withServer(T, async (srv) => {
+    await withServer(T, { config: CONFIG }, async (srv) => {
       const { session_id, workspace: ws } = await srv.call('create_session', {});
       for (const d of DEPTHS) {
         fs.mkdirSync(path.join(ws, d), { recursive: true });
@@ -187,7 +176,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: after real commands, no placeholder a run left is listed, and none is "Replaced"`, async () => {
-    await withServer(T, async (srv) => {
+    await withServer(T, { config: CONFIG }, async (srv) => {
       const { session_id } = await srv.call('create_session', {});
       for (let i = 0; i < 3; i++) {
         await srv.call('session_bash', { session_id, command: 'mkdir -p sub && echo hi > sub/a.txt' });

@@ -282,3 +282,17 @@ export const INIT = (id = 1, version = '2025-11-25') =>
     method: 'initialize',
     params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
   });
+
+/** Starts a server, runs fn(srv), always closes it; a failure carries the
+ * tail of the server's stderr. */
+export async function withServer(transport, opts, fn) {
+  const srv = await start(transport, opts);
+  try {
+    return await fn(srv);
+  } catch (e) {
+    e.message += `\n--- drun-mcp stderr ---\n${srv.stderr().slice(-3000)}`;
+    throw e;
+  } finally {
+    await srv.close();
+  }
+}

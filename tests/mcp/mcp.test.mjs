@@ -10,25 +10,13 @@ import path from 'node:path';
 
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
-import { TRANSPORTS, start, sessionDirs, writeInPlace, writeRename, pgrep, waitFor, sleep } from './lib.mjs';
+import { TRANSPORTS, start, withServer, sessionDirs, writeInPlace, writeRename, pgrep, waitFor, sleep } from './lib.mjs';
 
 const TOOLS = [
   'create_session', 'session_list', 'session_close', 'session_bash', 'session_write_file',
   'session_read_file', 'session_list_files', 'session_fetch', 'session_get_env', 'get_policy',
 ];
 
-/** Starts a server, runs fn, always closes it. */
-async function withServer(transport, opts, fn) {
-  const srv = await start(transport, opts);
-  try {
-    return await fn(srv);
-  } catch (e) {
-    e.message += `\n--- drun-mcp stderr ---\n${srv.stderr().slice(-3000)}`;
-    throw e;
-  } finally {
-    await srv.close();
-  }
-}
 
 const bash = (srv, sid, command, extra = {}) => srv.call('session_bash', { session_id: sid, command, ...extra });
 
