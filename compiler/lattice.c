@@ -168,7 +168,7 @@ static rrule_t concretize(resolved_t *r, const rule_t *rule)
 /* ---- runtime-owned paths ---------------------------------------------------------------------------- */
 
 #define WHY_CONFIG_DIR "drun's config dir (~/.drun/config.toml is the config when none is named)"
-#define WHY_STATE "the runtime's state dir (sessions, locks, device nodes)"
+#define WHY_STATE "the runtime's state dir (sessions, workspace locks)"
 #define WHY_CACHE "the bwrap probe cache (it decides --disable-userns)"
 
 /* The registry: written by the host-side caller at start-up, then only read. */
@@ -233,7 +233,7 @@ static const struct {
     const char *rel, *written, *why;
 } owned_below_home[] = {
     {".drun", "~/.drun", WHY_CONFIG_DIR},
-    {".local/state/drun", "~/.local/state/drun", "the runtime's default state dir (sessions, locks, device nodes)"},
+    {".local/state/drun", "~/.local/state/drun", "the runtime's default state dir (sessions, workspace locks)"},
     {".cache/drun", "~/.cache/drun", WHY_CACHE},
 };
 #define N_BELOW_HOME (sizeof owned_below_home / sizeof *owned_below_home)
