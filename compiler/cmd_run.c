@@ -30,19 +30,15 @@
 
 /* As root the sandbox runs as the sandbox user (sandbox_use_user), which
  * cannot write a workspace it was not given: said once, before the run. */
-static void warn_unwritable(const char *ws)
+static void warn_unwritable(const char *ws, int ws_fd)
 {
-    if (geteuid() != 0) return;
-    int fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return;
+    if (geteuid() != 0 || sandbox_user_can_write(ws_fd)) return;
     uid_t uid;
     gid_t gid;
     sandbox_user(&uid, &gid);
-    if (!sandbox_user_can_write(fd))
-        fprintf(stderr, "drun-policy run: warning: the sandbox runs as uid %u, which cannot write the workspace %s "
-                        "(as root, give the sandbox user the workspace: chown -R %u:%u, or run as a normal user)\n",
-                (unsigned)uid, ws, (unsigned)uid, (unsigned)gid);
-    close(fd);
+    fprintf(stderr, "drun-policy run: warning: the sandbox runs as uid %u, which cannot write the workspace %s "
+                    "(as root, give the sandbox user the workspace: chown -R %u:%u, or run as a normal user)\n",
+            (unsigned)uid, ws, (unsigned)uid, (unsigned)gid);
 }
 
 /* The workspace guard (SPEC §13): a workspace that is /, $HOME, or an
@@ -78,30 +74,36 @@ int cmd_run(const cli_args_t *a)
         free(err);
         return EXIT_USAGE;
     }
+    /* resolved once and held by fd from here on: the guard, the warning
+     * and the bind all see the directory this resolution found */
     char real[PATH_MAX];
     const char *ws = a->workspace ? a->workspace : ".";
-    if (!a->allow_broad_workspace && realpath(ws, real) && refuse_broad_workspace(ws, real)) return EXIT_USAGE;
-    char *scratch = realpath(ws, real) ? sandbox_run_scratch(&err) : NULL;
-    if (!scratch) {
-        fprintf(stderr, "drun-policy run: cannot set up the workspace or scratch dir: %s\n",
-                err ? err : strerror(errno));
-        free(err);
+    int ws_fd = realpath(ws, real) ? open(real, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (ws_fd < 0) {
+        fprintf(stderr, "drun-policy run: cannot use the workspace '%s': %s\n", ws, strerror(errno));
         return EXIT_SETUP;
     }
-    if (path_is_under(real, scratch)) {
-        /* the scratch tmpfs would cover it */
-        fprintf(stderr, "drun-policy run: the workspace '%s' is inside the scratch dir %s\n", ws, scratch);
+    if (!a->allow_broad_workspace && refuse_broad_workspace(ws, real)) {
+        close(ws_fd);
+        return EXIT_USAGE;
+    }
+    char *scratch = sandbox_run_scratch(&err);
+    if (!scratch || path_is_under(real, scratch)) {
+        if (scratch) /* the scratch tmpfs would cover it */
+            fprintf(stderr, "drun-policy run: the workspace '%s' is inside the scratch dir %s\n", ws, scratch);
+        else
+            fprintf(stderr, "drun-policy run: cannot set up the scratch dir: %s\n", err ? err : strerror(errno));
+        free(err);
         free(scratch);
+        close(ws_fd);
         return EXIT_SETUP;
     }
     x.workspace = real;
+    x.workspace_fd = ws_fd;
     x.scratch = scratch;
-    warn_unwritable(real);
-    /* the tools' state (pending placeholder lists, drun-mcp's sessions)
-     * stays dark even under a grant of ~; the scratch inside shows */
-    char *state = sandbox_state_path();
-    const char *hide[] = {state, NULL};
-    x.hide = hide;
+    warn_unwritable(real, ws_fd);
+    /* the state dir, ~/.drun and this config stay dark even under a grant
+     * of ~: runtime-owned caps (runtime_owned_add_defaults below) */
 
     int rc = EXIT_OK;
     policy_t *p = cli_load_policy("run", a->pos[0], &rc);
@@ -132,8 +134,8 @@ int cmd_run(const cli_args_t *a)
         }
     }
     free(err);
-    free(state);
     free(scratch);
+    close(ws_fd);
     sandbox_free(s);
     policy_free(p);
     return rc;

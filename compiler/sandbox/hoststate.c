@@ -130,8 +130,6 @@ int hs_subdir(const char *rel, char **err)
     return fd;
 }
 
-char *sandbox_state_path(void) { return state_path(""); }
-
 char *sandbox_run_scratch(char **err)
 {
     int fd = hs_subdir("run/scratch", err);

@@ -74,8 +74,6 @@ bool sandbox_user_can_write(int fd);
 /* The scratch mount point of one-off runs, STATE/run/scratch, made below
  * the state dir by fd (owner and mode checked). NULL with *err. Caller frees. */
 char *sandbox_run_scratch(char **err);
-/* The state dir path (for hiding it), whether or not it exists. Caller frees. */
-char *sandbox_state_path(void);
 
 /* Starts bwrap before there is a plan: it loads and then waits for its
  * limits, filter and arguments, which sandbox_spawn hands it (x->early), so
