@@ -39,7 +39,7 @@ GENFLAGS := -std=c11 $(OPT) -w $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
 LDFLAGS  += $(SANFLAGS)
 LDLIBS   += $(PKG_LIBS) -lm
 
-# One line per build step ("  CC      compiler/cli.c"); `make V=1` prints the
+# One line per build step ("  CC      compiler/cli/cli.c"); `make V=1` prints the
 # full commands instead. $(Q) silences a command, $(E) announces its step.
 V ?= 0
 ifeq ($(V),1)
@@ -58,7 +58,7 @@ GEN_C      := $(patsubst grammar/%.re,$(B)/gen/%.c,$(GRAMMAR_RE)) \
               $(patsubst grammar/%.y,$(B)/gen/%.c,$(GRAMMAR_Y)) $(B)/gen/default_policy.c \
               $(B)/gen/seccomp_tables.c
 GEN_H      := $(patsubst grammar/%.y,$(B)/gen/%.h,$(GRAMMAR_Y))
-LIB_SRC    := $(wildcard grammar/*.c) $(filter-out compiler/main.c compiler/idn_static.c,$(wildcard compiler/*.c compiler/*/*.c))
+LIB_SRC    := $(wildcard grammar/*.c) $(filter-out compiler/cli/main.c compiler/policy/idn_static.c,$(wildcard compiler/*.c compiler/*/*.c))
 LIB_OBJ    := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(B)/gen/%.c,$(B)/obj/gen/%.o,$(GEN_C))
 RT_SRC     := $(wildcard runtime/*.c)
 RT_OBJ     := $(patsubst %.c,$(B)/obj/%.o,$(RT_SRC))
@@ -106,8 +106,8 @@ $(B)/gen/default_policy.c: profiles/default.toml scripts/embed
 # at build time by scripts/seccomp_gen.c (with seccomp_libseccomp.c),
 # embedded as data: the binaries neither build the same filter on every
 # start nor load libseccomp.
-$(B)/gen/seccomp_gen: scripts/seccomp_gen.c compiler/seccomp_filter.c compiler/seccomp_libseccomp.c \
-                      compiler/bpf.c grammar/buf.c compiler/seccomp_filter.h compiler/bpf.h grammar/buf.h
+$(B)/gen/seccomp_gen: scripts/seccomp_gen.c compiler/backends/seccomp_filter.c compiler/backends/seccomp_libseccomp.c \
+                      compiler/backends/bpf.c grammar/buf.c compiler/backends/seccomp_filter.h compiler/backends/bpf.h grammar/buf.h
 	@mkdir -p $(@D)
 	$(E) CCLD $@
 	$(Q)$(CC) $(CPPFLAGS) -DDRUN_SECCOMP_GENERATOR $(filter-out -MMD -MP,$(CFLAGS)) -o $@ $(filter %.c,$^) $(LDFLAGS) $(LDLIBS)
@@ -149,7 +149,7 @@ STATIC_OK := $(if $(filter 1,$(SAN)),,$(if $(filter $(words $(STATIC_A)),$(words
 NETTLE_A  := $(filter %/libnettle.a,$(STATIC_IN))
 ifeq ($(STATIC_OK),1)
 DP_LDFLAGS := -static-pie
-DP_EXTRA   := $(B)/obj/compiler/idn_static.o
+DP_EXTRA   := $(B)/obj/compiler/policy/idn_static.o
 DP_LDLIBS  := -ljansson -lnettle -lidn2 -lunistring -lm
 else
 DP_LDFLAGS := -Wl,--as-needed
@@ -157,7 +157,7 @@ DP_EXTRA   :=
 DP_LDLIBS  := $(if $(NETTLE_A),$(filter-out -lnettle,$(LDLIBS)) $(NETTLE_A),$(LDLIBS))
 endif
 
-$(B)/drun-policy: $(B)/obj/compiler/main.o $(DP_EXTRA) $(LIB)
+$(B)/drun-policy: $(B)/obj/compiler/cli/main.o $(DP_EXTRA) $(LIB)
 	$(E) CCLD $@
 	$(Q)$(CC) $(LDFLAGS) $(DP_LDFLAGS) -o $@ $^ $(DP_LDLIBS)
 

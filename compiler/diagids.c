@@ -8,7 +8,7 @@
 #define DOC(id) "docs/lint-rules.md#" id
 
 const diag_info_t diag_table[] = {
-    /* config errors: policy_build (schema.c) rejects the file */
+    /* config errors: policy_build (policy/build.c) rejects the file */
     {"syntax", SEV_ERROR, true, "the file is not valid TOML", DOC("syntax")},
     {"unknown-key", SEV_ERROR, true, "a key the policy language does not have (with a suggestion)",
      DOC("unknown-key")},

@@ -1,4 +1,4 @@
-/* schema.c — the TOML tree → policy IR walk (policy_build).
+/* build.c — the TOML tree → policy IR walk (policy_build).
  *
  * Every key is looked up in the key table (keys.c); unknown keys, wrong
  * types, out-of-range values and bad paths are errors with the span of the

@@ -1,7 +1,7 @@
 /* policy.h — the policy IR: what a config.toml means, with the source span of
  * every rule, independent of any target.
  *
- * Built by schema.c from the TOML tree (policy_build), or from the embedded
+ * Built by build.c from the TOML tree (policy_build), or from the embedded
  * default policy. Read by the lattice (level.c), the backends, lint, explain,
  * diff, and the runtime. One arena owns every string and rule; policy_free
  * releases it, the TOML tree and the source together.
