@@ -381,7 +381,7 @@ static compiled_t *compile_with(const policy_t *p, const compile_opts_t *o, cons
     if (o->macos_target) {
         if (!(c->facts[TARGET_MACOS] = facts_of(p, TARGET_MACOS, o, json, err))) goto fail;
         c->res[TARGET_MACOS] = policy_resolve(p, c->facts[TARGET_MACOS]);
-        if (!(c->sbpl = sbpl_build(c->res[TARGET_MACOS], diags))) goto fail;
+        if (!sbpl_build(c->res[TARGET_MACOS], c->facts[TARGET_MACOS], diags, &c->sbpl)) goto fail;
     }
     if (o->linux_target) {
         if (!(c->facts[TARGET_LINUX] = facts_of(p, TARGET_LINUX, o, json, err))) goto fail;

@@ -400,7 +400,7 @@ static void emit_caps(gen_t *g)
         if (r->grants.v[i].level == LVL_NONE) emit_unlink_ancestors(g, &r->grants.v[i]);
 }
 
-sbpl_t *sbpl_build(const resolved_t *r, diag_list_t *diags)
+static sbpl_t *sbpl_generate(const resolved_t *r, diag_list_t *diags)
 {
     sbpl_t *s = xcalloc(1, sizeof *s);
     /* Room for what a rule usually becomes (some 350 bytes of profile, three
@@ -429,6 +429,13 @@ sbpl_t *sbpl_build(const resolved_t *r, diag_list_t *diags)
         return NULL;
     }
     return s;
+}
+
+bool sbpl_build(const resolved_t *r, const facts_t *f, diag_list_t *diags, sbpl_t **out)
+{
+    (void)f; /* r was resolved with f: the profile reads the facts through r */
+    *out = sbpl_generate(r, diags);
+    return *out != NULL;
 }
 
 void sbpl_free(sbpl_t *s)

@@ -38,9 +38,11 @@ typedef struct sbpl {
     buf_t text;             /* the profile */
 } sbpl_t;
 
-/* Builds the profile for r (target macOS). NULL with diags when a string
- * cannot be written safely (it never reaches the output). */
-sbpl_t *sbpl_build(const resolved_t *r, diag_list_t *diags);
+/* The backends' shared shape: builds the profile for r (target macOS),
+ * resolved with facts f, into *out (free with sbpl_free). False, *out NULL,
+ * with an error in diags when a string cannot be written safely (it never
+ * reaches the output). */
+bool sbpl_build(const resolved_t *r, const facts_t *f, diag_list_t *diags, sbpl_t **out);
 void sbpl_free(sbpl_t *s);
 
 /* Evaluates the structured rules for path with the session roots, the way

@@ -838,7 +838,8 @@ static void dctx_free(dctx_t *d)
 static void artifacts(dctx_t *d, int w, buf_t *sb, buf_t *args)
 {
     diag_list_t dl = {0};
-    sbpl_t *s = sbpl_build(d->res[TARGET_MACOS][w], &dl);
+    sbpl_t *s;
+    sbpl_build(d->res[TARGET_MACOS][w], d->res[TARGET_MACOS][w]->facts, &dl, &s);
     if (s) buf_add(sb, s->text.p ? s->text.p : "", s->text.len);
     else buf_adds(sb, ";; policy.sb could not be built\n");
     sbpl_free(s);

@@ -158,7 +158,7 @@ explain_t *explain_new(const policy_t *p, const explain_opts_t *o, char **err)
         e->roots[t].scratch = policy_real_path(e->res[t], path_join(e->facts[t]->home, EXPLAIN_SCRATCH, &e->a), &e->a);
     }
     if (e->bw_exec) make_scratch(e);
-    e->sbpl = sbpl_build(e->res[TARGET_MACOS], &e->diags);
+    sbpl_build(e->res[TARGET_MACOS], e->res[TARGET_MACOS]->facts, &e->diags, &e->sbpl);
     e->bw = bwrap_plan(e->res[TARGET_LINUX], e->bw_exec ? &e->roots[TARGET_LINUX] : NULL, &e->bw_err);
     return e;
 fail:

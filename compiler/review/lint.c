@@ -1004,7 +1004,8 @@ static span_t largest_list(lint_t *l)
  * path no profile can hold) are config errors. */
 static void rule_artifacts(lint_t *l)
 {
-    sbpl_t *sb = sbpl_build(l->res[TARGET_MACOS], &l->raw);
+    sbpl_t *sb;
+    sbpl_build(l->res[TARGET_MACOS], l->res[TARGET_MACOS]->facts, &l->raw, &sb);
     char *err = NULL;
     bwrap_t *bw = bwrap_plan(l->res[TARGET_LINUX], NULL, &err);
     if (!bw) diag_add(&l->raw, SEV_ERROR, "bad-path", NULL, (span_t){0, 0}, "the Linux sandbox cannot be planned: %s", err);

@@ -147,8 +147,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         resolved_t *r = policy_resolve(p, facts[t]);
         diag_list_t dd = {0};
         char *err = NULL;
-        if (t == TARGET_MACOS) sbpl_free(sbpl_build(r, &dd));
-        else {
+        if (t == TARGET_MACOS) {
+            sbpl_t *s;
+            sbpl_build(r, r->facts, &dd, &s);
+            sbpl_free(s);
+        } else {
             bwrap_t *b = bwrap_plan(r, NULL, &err);
             free(err);
             bwrap_free(b);

@@ -87,8 +87,8 @@ int main(int argc, char **argv)
         return 2;
     }
     resolved_t *r = policy_resolve(p, f);
-    sbpl_t *s = sbpl_build(r, &d);
-    if (!s) {
+    sbpl_t *s;
+    if (!sbpl_build(r, f, &d, &s)) {
         fprintf(stderr, "lattice-probe: sbpl_build failed\n");
         return 2;
     }

@@ -149,7 +149,8 @@ static void test_backends_agree(void)
                "agreement policy builds"))
         return;
     diag_list_t d = {0};
-    sbpl_t *sb = sbpl_build(f.res, &d);
+    sbpl_t *sb;
+    sbpl_build(f.res, f.res->facts, &d, &sb);
     char *err = NULL;
     bwrap_t *bw = bwrap_plan(f.res, NULL, &err);
     CHECK(sb && bw, "both backends build");
