@@ -21,7 +21,7 @@ SANFLAGS :=
 OPT      := -O2 -g
 endif
 
-PKGS     := libcjson jansson libcurl libmicrohttpd libseccomp libidn2 nettle
+PKGS     := jansson libcurl libmicrohttpd libseccomp libidn2 nettle
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -161,9 +161,15 @@ $(B)/drun-policy: $(B)/obj/compiler/cli/main.o $(DP_EXTRA) $(LIB)
 	$(E) CCLD $@
 	$(Q)$(CC) $(LDFLAGS) $(DP_LDFLAGS) -o $@ $^ $(DP_LDLIBS)
 
+# libgit2 (session checkpoints, runtime/ckpt*.c) goes into drun-mcp and the
+# tests that compile those files, never into the static drun-policy.
+GIT2_LIBS := $(shell pkg-config --libs libgit2 2>/dev/null)
+
 $(B)/drun-mcp: $(RT_OBJ) $(LIB)
 	$(E) CCLD $@
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(GIT2_LIBS)
+
+$(B)/tests/test_rt_ckpt $(B)/tests/test_rt_sessfs: LDLIBS += $(GIT2_LIBS)
 
 $(B)/tests/%: tests/unit/%.c $(LIB) | $(GEN_H)
 	@mkdir -p $(@D)
@@ -228,7 +234,7 @@ $(FUZZ_LIB): $(FUZZ_OBJS)
 
 build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(GEN_H)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) $(PKG_LIBS) -lm
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) $(PKG_LIBS) $(GIT2_LIBS) -lm
 
 fuzz: deps
 	@$(MAKE) --no-print-directory $(GEN_C)
