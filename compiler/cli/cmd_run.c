@@ -46,7 +46,7 @@ static void warn_unwritable(const char *ws, int ws_fd)
  * of the user (~/.ssh, the runner's own state) to write. True when refused. */
 static bool refuse_broad_workspace(const char *shown, const char *real)
 {
-    char *state = state_path("");
+    char *state = fsutil_state_path("");
     char *why = wsguard_reason(real, getenv("HOME"), state);
     free(state);
     if (why)
@@ -57,13 +57,33 @@ static bool refuse_broad_workspace(const char *shown, const char *real)
     return why != NULL;
 }
 
+/* One stderr line per refused host (SPEC §15): what was asked, how often,
+ * and why, so that the operator knows which command_domains entry is missing. */
+static void report_refusals(proxy_chan_t *chan)
+{
+    proxy_refusal_t *r = NULL;
+    size_t n = chan ? proxy_refusals(chan, &r) : 0;
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++) seen = !strcmp(r[j].host, r[i].host);
+        if (seen) continue;
+        unsigned count = 0;
+        for (size_t j = i; j < n; j++)
+            if (!strcmp(r[j].host, r[i].host)) count += r[j].count;
+        if (r[i].port) fprintf(stderr, "drun-policy run: network: refused %s port %d", r[i].host, r[i].port);
+        else fprintf(stderr, "drun-policy run: network: refused %s", r[i].host);
+        fprintf(stderr, " (%u time%s): %s\n", count, count == 1 ? "" : "s", r[i].reason);
+    }
+    proxy_refusals_free(r, n);
+}
+
 int cmd_run(const cli_args_t *a)
 {
     /* The workspace is resolved once: from the spawn on it is held by fd.
      * sandbox_spawn starts bwrap as soon as the policy is compiled (not as
      * root: the sandbox user's limits are set in the child, before the
      * exec, so that bwrap waits for nothing). */
-    sbx_exec_t x = {NULL, NULL, a->rest, 0, 1, 2, false, NULL, NULL, true, NULL, -1};
+    sbx_exec_t x = {NULL, NULL, a->rest, 0, 1, 2, false, NULL, NULL, true, NULL, -1, -1};
     /* the sandbox's pid 1 comes to this process if bwrap ends first: when
      * the command left a process, the run waits for pid 1 before removing
      * the placeholders (sandbox_wait_finish) */
@@ -103,12 +123,12 @@ int cmd_run(const cli_args_t *a)
     x.scratch = scratch;
     warn_unwritable(real, ws_fd);
     /* the state dir, ~/.drun and this config stay dark even under a grant
-     * of ~: runtime-owned caps (runtime_owned_add_defaults below) */
+     * of ~: runtime-owned caps (lattice_owned_add_defaults below) */
 
     int rc = EXIT_OK;
     policy_t *p = cli_load_policy("run", a->pos[0], &rc);
     sandbox_t *s = NULL;
-    if (p) runtime_owned_add_defaults(p->path); /* dark in the sandbox: state dir, ~/.drun, this config */
+    if (p) lattice_owned_add_defaults(p->path); /* dark in the sandbox: state dir, ~/.drun, this config */
     if (p) {
         diag_list_t d = {0};
         s = sandbox_new(p, NULL, &d, &err);
@@ -116,6 +136,20 @@ int cmd_run(const cli_args_t *a)
         if (!s) {
             fprintf(stderr, "drun-policy run: %s\n", err ? err : "the sandbox could not be set up");
             rc = EXIT_SETUP;
+        }
+    }
+    /* network for the command (SPEC §15): a proxy channel made before the
+     * sandbox starts, when command_domains allows anything */
+    proxy_chan_t *chan = NULL;
+    if (s && proxy_wanted(p)) {
+        proxy_opts_t po = {"run", NULL, 0, NULL, NULL};
+        if (!(chan = proxy_open(p, &po, &err))) {
+            fprintf(stderr, "drun-policy run: %s\n", err);
+            sandbox_free(s);
+            s = NULL;
+            rc = EXIT_SETUP;
+        } else {
+            x.proxy_fd = proxy_sandbox_fd(chan);
         }
     }
     if (!s) {
@@ -128,11 +162,14 @@ int cmd_run(const cli_args_t *a)
             fprintf(stderr, "drun-policy run: %s\n", err);
             rc = sp > 0 ? sp : EXIT_SETUP; /* 127/126: the command, as a shell says */
         } else {
+            if (chan) proxy_sandbox_end_close(chan); /* the channel ends with the sandbox */
             sbx_status_t st;
             sandbox_wait_finish(res, pid, &st);
+            report_refusals(chan);
             rc = st.setup_failed ? EXIT_SETUP : st.exit_code;
         }
     }
+    proxy_close(chan);
     free(err);
     free(scratch);
     close(ws_fd);

@@ -101,6 +101,15 @@ static void definitions(jw_t *j)
     jw_end(j);
     jw_end(j);
     jw_end(j);
+    jw_key(j, "port");
+    jw_obj(j);
+    str_prop(j, "description", "a TCP port");
+    str_prop(j, "type", "integer");
+    jw_key(j, "minimum");
+    jw_int(j, 1);
+    jw_key(j, "maximum");
+    jw_int(j, 65535);
+    jw_end(j);
     jw_end(j);
 }
 
@@ -115,6 +124,7 @@ static const char *item_ref(const key_info_t *k)
     case KEY_COMMANDS: return "#/definitions/command";
     case KEY_ENV_NAMES: return "#/definitions/env_name";
     case KEY_NAMES: return "#/definitions/dir_name";
+    case KEY_PORTS: return "#/definitions/port";
     default: return NULL;
     }
 }
@@ -134,7 +144,7 @@ static void default_value(jw_t *j, const key_info_t *k, const policy_t *empty)
     jw_key(j, "default");
     switch (k->kind) {
     case KEY_SETTING: {
-        const setting_info_t *s = &setting_table[k->arg];
+        const setting_info_t *s = &policy_settings[k->arg];
         if (s->boolean) jw_bool(j, empty->set[k->arg].v != 0);
         else jw_int(j, empty->set[k->arg].v);
         break;
@@ -145,9 +155,19 @@ static void default_value(jw_t *j, const key_info_t *k, const policy_t *empty)
             if ((int)empty->rules.v[i].kind == k->arg) jw_str(j, empty->rules.v[i].written);
         jw_end(j);
         break;
-    case KEY_DOMAINS:
+    case KEY_DOMAINS: {
+        const domain_rule_t *v = k->arg == 1 ? empty->command_domains.v : k->arg >= 2 ? empty->registries[k->arg - 2].v
+                                                                                  : empty->domains.v;
+        size_t n = k->arg == 1 ? empty->command_domains.n : k->arg >= 2 ? empty->registries[k->arg - 2].n
+                                                                         : empty->domains.n;
         jw_arr(j);
-        for (size_t i = 0; i < empty->domains.n; i++) jw_str(j, empty->domains.v[i].written);
+        for (size_t i = 0; i < n; i++) jw_str(j, v[i].written);
+        jw_end(j);
+        break;
+    }
+    case KEY_PORTS:
+        jw_arr(j);
+        for (size_t i = 0; i < empty->command_ports.n; i++) jw_int(j, empty->command_ports.v[i]);
         jw_end(j);
         break;
     case KEY_COMMANDS:
@@ -174,7 +194,7 @@ static void default_value(jw_t *j, const key_info_t *k, const policy_t *empty)
 static void description(jw_t *j, const key_info_t *k)
 {
     buf_t b = BUF_INIT;
-    const setting_info_t *s = k->kind == KEY_SETTING ? &setting_table[k->arg] : NULL;
+    const setting_info_t *s = k->kind == KEY_SETTING ? &policy_settings[k->arg] : NULL;
     buf_adds(&b, s ? s->doc : k->doc);
     buf_addc(&b, '.');
     if (s && *s->unit) buf_printf(&b, " Unit: %s.", s->unit);
@@ -196,7 +216,7 @@ static void key_schema(jw_t *j, const key_info_t *k, const policy_t *empty)
     }
     jw_obj(j);
     description(j, k);
-    const setting_info_t *s = k->kind == KEY_SETTING ? &setting_table[k->arg] : NULL;
+    const setting_info_t *s = k->kind == KEY_SETTING ? &policy_settings[k->arg] : NULL;
     if (s && s->boolean) {
         str_prop(j, "type", "boolean");
     } else if (s) {
@@ -245,7 +265,7 @@ static void table_schema(jw_t *j, const char *table, const char *doc, const poli
     if (!table) definitions(j);
     jw_key(j, "properties");
     jw_obj(j);
-    for (const key_info_t *k = policy_keys; k->key; k++) {
+    for (const key_info_t *k = keys_table; k->key; k++) {
         if ((k->table == NULL) != (table == NULL)) continue;
         if (table && strcmp(k->table, table) != 0) continue;
         key_schema(j, k, empty);

@@ -41,7 +41,7 @@ static void unknown_key(walk_t *w, const char *table, const char *key, span_t sp
 {
     const char *cands[128];
     size_t n = 0;
-    for (const key_info_t *k = policy_keys; k->key && n < 127; k++)
+    for (const key_info_t *k = keys_table; k->key && n < 127; k++)
         if ((k->table == NULL) == (table == NULL) && (!table || strcmp(k->table, table) == 0))
             cands[n++] = k->key;
     cands[n] = NULL;
@@ -52,7 +52,7 @@ static void unknown_key(walk_t *w, const char *table, const char *key, span_t sp
         ERR(w, "unknown-key", span, "unknown key '%s'%s (did you mean '%s'?)", key, where, s);
         return;
     }
-    for (const key_info_t *k = policy_keys; k->key; k++) {
+    for (const key_info_t *k = keys_table; k->key; k++) {
         if (strcmp(k->key, key) != 0) continue;
         if (k->table)
             ERR(w, "unknown-key", span, "unknown key '%s'%s: it belongs in the [%s] table", key, where,
@@ -87,7 +87,7 @@ static const char *want_string(walk_t *w, const toml_value *v, const char *name,
 
 static void do_setting(walk_t *w, setting_id_t id, const toml_value *v, const char *name)
 {
-    const setting_info_t *si = &setting_table[id];
+    const setting_info_t *si = &policy_settings[id];
     setting_t *st = &w->p->set[id];
     if (si->boolean) {
         if (!want_type(w, v, TOML_BOOL, name)) return;
@@ -218,10 +218,23 @@ static bool check_plain_name(walk_t *w, const char *s, size_t len, span_t span, 
     return true;
 }
 
-static void do_domains(walk_t *w, const toml_value *arr, const char *name)
+/* The host list a KEY_DOMAINS row fills (keys.h). */
+static void *domain_list(policy_t *p, int which)
+{
+    switch (which) {
+    case 1: return &p->command_domains;
+    case 2: return &p->registries[0];
+    case 3: return &p->registries[1];
+    default: return &p->domains;
+    }
+}
+
+static void do_domains(walk_t *w, const toml_value *arr, const char *name, int which)
 {
     if (!want_type(w, arr, TOML_ARRAY, name)) return;
-    w->p->domains_present = true;
+    VEC(domain_rule_t) *dst = domain_list(w->p, which);
+    if (which == 0) w->p->domains_present = true;
+    dst->n = 0; /* a written list replaces the defaults (the registries have some) */
     for (size_t i = 0; i < toml_len(arr); i++) {
         const toml_value *e = toml_at(arr, i);
         if (toml_type_of(e) != TOML_STRING) {
@@ -242,7 +255,29 @@ static void do_domains(walk_t *w, const toml_value *arr, const char *name)
         domain_rule_t dr = {arena_strndup(&w->p->arena, s, len), arena_strdup(&w->p->arena, de.pattern),
                             de.kind, toml_span(e)};
         domain_entry_free(&de);
-        vec_push(&w->p->domains, dr);
+        vec_push(dst, dr);
+    }
+}
+
+/* [network] command_ports: TCP ports 1..65535, each once. */
+static void do_ports(walk_t *w, const toml_value *arr, const char *name)
+{
+    if (!want_type(w, arr, TOML_ARRAY, name)) return;
+    w->p->command_ports.n = 0;
+    for (size_t i = 0; i < toml_len(arr); i++) {
+        const toml_value *e = toml_at(arr, i);
+        if (toml_type_of(e) != TOML_INTEGER) {
+            ERR(w, "type-mismatch", toml_span(e), "each entry of '%s' must be an integer (a TCP port), not %s",
+                name, article_type(toml_type_of(e)));
+            continue;
+        }
+        int64_t port = toml_int(e);
+        if (port < 1 || port > 65535) {
+            ERR(w, "bad-value", toml_span(e), "an entry of '%s' must be a TCP port between 1 and 65535, not %lld",
+                name, (long long)port);
+            continue;
+        }
+        vec_push(&w->p->command_ports, (int)port);
     }
 }
 
@@ -271,12 +306,13 @@ static void walk_table(walk_t *w, const char *table, const toml_value *tab);
 static void do_key(walk_t *w, const key_info_t *k, const toml_value *v)
 {
     char q[96];
-    const char *name = key_qualified(k, q, sizeof q);
+    const char *name = keys_qualified(k, q, sizeof q);
     policy_t *p = w->p;
     switch (k->kind) {
     case KEY_SETTING: do_setting(w, (setting_id_t)k->arg, v, name); break;
     case KEY_PATHS: do_paths(w, (rule_kind_t)k->arg, v, name); break;
-    case KEY_DOMAINS: do_domains(w, v, name); break;
+    case KEY_DOMAINS: do_domains(w, v, name, k->arg); break;
+    case KEY_PORTS: do_ports(w, v, name); break;
     case KEY_COMMANDS: do_strings(w, v, name, check_command, k->arg ? (void *)&p->cmd_allow : (void *)&p->cmd_deny); break;
     case KEY_ENV_NAMES:
         do_strings(w, v, name, check_env_name, k->arg ? (void *)&p->env_passthrough : (void *)&p->env_allowlist);
@@ -309,7 +345,7 @@ static void walk_table(walk_t *w, const char *table, const toml_value *tab)
         size_t klen;
         const char *key = toml_key_at(tab, i, &klen);
         span_t ks = toml_key_span_at(tab, i);
-        const key_info_t *k = memchr(key, '\0', klen) ? NULL : key_find(table, key);
+        const key_info_t *k = memchr(key, '\0', klen) ? NULL : keys_find(table, key);
         if (!k) {
             char shown[80];
             size_t n = klen < 64 ? klen : 64;
@@ -324,7 +360,7 @@ static void walk_table(walk_t *w, const char *table, const toml_value *tab)
 
 static void set_defaults(policy_t *p)
 {
-    for (int i = 0; i < S_COUNT; i++) p->set[i].v = setting_table[i].def;
+    for (int i = 0; i < S_COUNT; i++) p->set[i].v = policy_settings[i].def;
     p->export_root.s = "drun-export";
     p->snapshots_dir.s = "drun-snapshots";
     static const char *const overlays[] = {"node_modules", ".venv", "venv", "target", "__pycache__", ".git"};
@@ -332,6 +368,16 @@ static void set_defaults(policy_t *p)
         str_entry_t e = {overlays[i], {0, 0}};
         vec_push(&p->overlay_paths, e);
     }
+    /* the proxy's ports and the package managers' public registries */
+    vec_push(&p->command_ports, 80);
+    vec_push(&p->command_ports, 443);
+    static const char *const pip[] = {"pypi.org", "files.pythonhosted.org"};
+    for (size_t i = 0; i < 2; i++) {
+        domain_rule_t dr = {pip[i], pip[i], DOMAIN_EXACT, {0, 0}};
+        vec_push(&p->registries[0], dr);
+    }
+    domain_rule_t npm = {"registry.npmjs.org", "registry.npmjs.org", DOMAIN_EXACT, {0, 0}};
+    vec_push(&p->registries[1], npm);
 }
 
 /* drun's built-in fetch allowlist, used when the key is absent (drun does). */

@@ -9,7 +9,7 @@
 #define MS_HOUR 3600000LL
 #define MB_TB 1048576LL
 
-const setting_info_t setting_table[S_COUNT] = {
+const setting_info_t policy_settings[S_COUNT] = {
     [S_FETCH_TIMEOUT_MS] = {S_FETCH_TIMEOUT_MS, NULL, "fetch_timeout_ms", false, 60000, 1, MS_HOUR, true, "ms",
                             "timeout for a whole session_fetch response"},
     [S_CONNECT_TIMEOUT_MS] = {S_CONNECT_TIMEOUT_MS, NULL, "connect_timeout_ms", false, 30000, 1, 600000, true, "ms",
@@ -62,7 +62,7 @@ const setting_info_t setting_table[S_COUNT] = {
                           "open file descriptors per process (RLIMIT_NOFILE)"},
 };
 
-const key_info_t policy_keys[] = {
+const key_info_t keys_table[] = {
     /* drun's keys (SPEC §3.2), top level */
     {NULL, "domain_allowlist", KEY_DOMAINS, 0, true, true, "array of domains",
      "hosts session_fetch may reach: \"example.com\", \"*.example.com\", \"*\""},
@@ -109,6 +109,14 @@ const key_info_t policy_keys[] = {
     {"network", "fetch_max_bytes", KEY_SETTING, S_FETCH_MAX_BYTES, false, true, NULL, NULL},
     {"network", "allow_private_addresses", KEY_SETTING, S_ALLOW_PRIVATE_ADDRESSES, false, true, NULL, NULL},
     {"network", "allow_unix_sockets", KEY_SETTING, S_ALLOW_UNIX_SOCKETS, false, true, NULL, NULL},
+    {"network", "command_domains", KEY_DOMAINS, 1, false, true, "array of domains",
+     "hosts sandboxed commands may reach through the proxy; empty means no network"},
+    {"network", "command_ports", KEY_PORTS, 0, false, true, "array of ports",
+     "ports the proxy connects sandboxed commands to"},
+    {"network", "pip_registries", KEY_DOMAINS, 2, false, true, "array of domains",
+     "hosts session_package_install reaches for pip (plus command_domains)"},
+    {"network", "npm_registries", KEY_DOMAINS, 3, false, true, "array of domains",
+     "hosts session_package_install reaches for npm (plus command_domains)"},
     {NULL, "process", KEY_TABLE, 0, false, true, "table", "resource limits of sandboxed commands"},
     {"process", "memory_mb", KEY_SETTING, S_MEMORY_MB, false, true, NULL, NULL},
     {"process", "cpu_seconds", KEY_SETTING, S_CPU_SECONDS, false, true, NULL, NULL},
@@ -122,9 +130,9 @@ const key_info_t policy_keys[] = {
     {NULL, NULL, 0, 0, false, false, NULL, NULL},
 };
 
-const key_info_t *key_find(const char *table, const char *key)
+const key_info_t *keys_find(const char *table, const char *key)
 {
-    for (const key_info_t *k = policy_keys; k->key; k++) {
+    for (const key_info_t *k = keys_table; k->key; k++) {
         if ((k->table == NULL) != (table == NULL)) continue;
         if (table && strcmp(k->table, table) != 0) continue;
         if (strcmp(k->key, key) == 0) return k;
@@ -132,14 +140,14 @@ const key_info_t *key_find(const char *table, const char *key)
     return NULL;
 }
 
-const char *key_qualified(const key_info_t *k, char *buf, size_t n)
+const char *keys_qualified(const key_info_t *k, char *buf, size_t n)
 {
     if (k->table) snprintf(buf, n, "%s.%s", k->table, k->key);
     else snprintf(buf, n, "%s", k->key);
     return buf;
 }
 
-const char *level_name(level_t l)
+const char *policy_level_name(level_t l)
 {
     switch (l) {
     case LVL_NONE: return "none";
@@ -149,7 +157,7 @@ const char *level_name(level_t l)
     return "none";
 }
 
-const char *rule_kind_key(rule_kind_t k)
+const char *policy_rule_kind_key(rule_kind_t k)
 {
     switch (k) {
     case RK_SYSTEM: return "system read set";

@@ -13,7 +13,9 @@
 typedef enum {
     KEY_SETTING,   /* integer or boolean: arg is a setting_id_t */
     KEY_PATHS,     /* array of policy paths: arg is the rule_kind_t */
-    KEY_DOMAINS,   /* domain_allowlist */
+    KEY_DOMAINS,   /* a host list: arg 0 domain_allowlist, 1 command_domains, 2 pip_registries,
+                      3 npm_registries */
+    KEY_PORTS,     /* an array of TCP ports (command_ports) */
     KEY_COMMANDS,  /* a command list: arg 0 deny, 1 allow */
     KEY_ENV_NAMES, /* array of environment variable names: arg 0 env_allowlist, 1 passthrough */
     KEY_NAMES,     /* array of plain names (mount_overlay_paths) */
@@ -33,12 +35,12 @@ typedef struct key_info {
     const char *doc;    /* one line: what it does here */
 } key_info_t;
 
-extern const key_info_t policy_keys[]; /* terminated by a row with key == NULL */
+extern const key_info_t keys_table[]; /* terminated by a row with key == NULL */
 
 /* The row for table.key (table NULL for top level), or NULL. */
-const key_info_t *key_find(const char *table, const char *key);
+const key_info_t *keys_find(const char *table, const char *key);
 
 /* "filesystem.allow_read" or "domain_allowlist". Static storage per row. */
-const char *key_qualified(const key_info_t *k, char *buf, size_t n);
+const char *keys_qualified(const key_info_t *k, char *buf, size_t n);
 
 #endif

@@ -20,7 +20,7 @@
 
 typedef enum { LVL_NONE = 0, LVL_READ = 1, LVL_WRITE = 2 } level_t;
 
-const char *level_name(level_t l); /* "none", "read", "write" */
+const char *policy_level_name(level_t l); /* "none", "read", "write" */
 
 /* ---- paths ----------------------------------------------------------------------- */
 
@@ -58,7 +58,7 @@ typedef enum {
     RK_RUNTIME,     /* a runtime-owned path (SPEC §13): cap none, whatever the grants */
 } rule_kind_t;
 
-const char *rule_kind_key(rule_kind_t k); /* "filesystem.allow_read", "mount_allowlist", ... */
+const char *policy_rule_kind_key(rule_kind_t k); /* "filesystem.allow_read", "mount_allowlist", ... */
 
 typedef struct rule {
     rule_kind_t kind;
@@ -138,6 +138,11 @@ typedef struct policy {
     VEC(rule_t) rules;       /* config rules in source order (not built-ins) */
     VEC(domain_rule_t) domains;
     bool domains_present;    /* domain_allowlist written (else drun's three defaults) */
+    VEC(domain_rule_t) command_domains; /* [network] command_domains: hosts sandboxed commands
+                                           reach through the proxy (SPEC §15); empty: no network */
+    VEC(int) command_ports;  /* [network] command_ports: ports the proxy connects to (80, 443) */
+    VEC(domain_rule_t) registries[2]; /* [network] pip_registries, npm_registries: hosts
+                                         session_package_install adds (public defaults) */
     VEC(str_entry_t) cmd_deny, cmd_allow;
     VEC(str_entry_t) env_allowlist;    /* names session_get_env may reveal */
     VEC(str_entry_t) env_passthrough;  /* [env] passthrough */
@@ -160,7 +165,7 @@ typedef struct setting_info {
     const char *doc;     /* one line */
 } setting_info_t;
 
-extern const setting_info_t setting_table[S_COUNT];
+extern const setting_info_t policy_settings[S_COUNT];
 
 /* ---- building ------------------------------------------------------------------------- */
 
@@ -183,8 +188,12 @@ void policy_free(policy_t *p);
 
 int64_t policy_get(const policy_t *p, setting_id_t id);
 
-/* May session_fetch reach host? host must be normalised (host_normalize in
+/* May session_fetch reach host? host must be normalised (domain_host_normalize in
  * domain.h). *which (if not NULL) receives the deciding allowlist entry. */
 bool policy_domain_allowed(const policy_t *p, const char *host, const domain_rule_t **which);
+
+/* The same question for one of the policy's other host lists (command_domains,
+ * a registry list): true when an entry of v[0..n) allows host. */
+bool policy_domain_in(const domain_rule_t *v, size_t n, const char *host, const domain_rule_t **which);
 
 #endif

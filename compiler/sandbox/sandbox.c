@@ -23,6 +23,8 @@
 #include "bpf.h"
 #include "bwrap.h"
 #include "compile.h"
+#include "digest.h"
+#include "fslayer.h"
 #include "lattice.h"
 #include "fsutil.h"
 #include "jsonr.h"
@@ -54,7 +56,7 @@ char *sandbox_find_bwrap(void) { return find_exec("bwrap"); }
 
 static bool finish_new(sandbox_t *s, char **err)
 {
-    s->res = policy_resolve(s->pol, s->facts);
+    s->res = lattice_resolve(s->pol, s->facts);
     s->bwrap_bin = find_exec("bwrap");
     if (!s->bwrap_bin) {
         *err = xstrdup("bubblewrap (bwrap) is not installed: apt-get install bubblewrap");
@@ -83,7 +85,7 @@ sandbox_t *sandbox_new(const policy_t *p, const facts_t *f, diag_list_t *diags, 
         s->facts = (facts_t *)f;
     } else {
         const char *none[2] = {NULL, NULL};
-        if (!(s->facts = facts_for(p, TARGET_LINUX, none, err))) goto fail;
+        if (!(s->facts = compile_facts_for(p, TARGET_LINUX, none, err))) goto fail;
         s->owns_facts = true;
     }
     seccomp_opts_t so = {SECCOMP_X86_64, policy_get(p, S_ALLOW_UNIX_SOCKETS) != 0};
@@ -105,12 +107,12 @@ static const char *json_str(const json_t *o, const char *k) { return json_string
 static bool load_checked(const char *dir, const char *name, const json_t *hashes, buf_t *out, char **err)
 {
     char *path = xasprintf("%s/%s", dir, name);
-    bool ok = read_file(path, out, err);
+    bool ok = fsutil_read_file(path, out, err);
     free(path);
     if (!ok) return false;
     const char *want = json_str(hashes, name);
     char hex[65];
-    sha256_hex(out->p ? out->p : "", out->len, hex);
+    digest_sha256_hex(out->p ? out->p : "", out->len, hex);
     if (!want || strcmp(want, hex) != 0) {
         *err = xasprintf("%s/%s does not match the sha256 in policy.json: the artifacts were changed after "
                          "they were compiled", dir, name);
@@ -126,7 +128,7 @@ sandbox_t *sandbox_from_artifacts(const char *dir, char **err)
     buf_t man = BUF_INIT, args = BUF_INIT;
     json_t *root = NULL;
     char *mpath = xasprintf("%s/policy.json", dir);
-    bool ok = read_file(mpath, &man, err);
+    bool ok = fsutil_read_file(mpath, &man, err);
     free(mpath);
     if (!ok) goto fail;
     root = jsonr_load(man.p, man.len, NULL);
@@ -139,7 +141,7 @@ sandbox_t *sandbox_from_artifacts(const char *dir, char **err)
         goto fail;
     }
     char hex[65];
-    sha256_hex(text, strlen(text), hex);
+    digest_sha256_hex(text, strlen(text), hex);
     if (strcmp(hex, sha) != 0) {
         *err = xasprintf("%s/policy.json: the embedded source does not match its sha256", dir);
         goto fail;
@@ -204,7 +206,7 @@ const resolved_t *sandbox_resolved(const sandbox_t *s) { return s->res; }
 void sandbox_free(sandbox_t *s)
 {
     if (!s) return;
-    resolved_free(s->res);
+    lattice_free(s->res);
     if (s->owns_facts) facts_free(s->facts);
     policy_free(s->owned_pol);
     buf_free(&s->seccomp);
@@ -259,7 +261,8 @@ static bool bind_by_fd(strvec_t *v, size_t from, const char *dir, const char *fd
 /* The options of one run (after "from" in *v): the plan's, with the
  * workspace and scratch dir bound by fd, and the empty file closed before
  * the command starts (--sync-fd: bwrap keeps it in its monitor only). */
-static bool run_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t *x, strvec_t *v, char **err)
+static bool run_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t *x, const fsl_t *layer, strvec_t *v,
+                        char **err)
 {
     size_t from = v->n;
     bwrap_argv(b, roots, x->host_env ? x->host_env : environ, EMPTY_SRC, v);
@@ -268,8 +271,20 @@ static bool run_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t
         *err = xasprintf("the plan does not bind the workspace %s: refusing to run", roots->workspace);
         return false;
     }
+    if (layer) fsl_rewrite(layer, v, from); /* served trees: from their FUSE mounts */
     vec_push(v, xstrdup("--sync-fd"));
     vec_push(v, xstrdup("6"));
+    if (SBX_PROXIED(x)) { /* proxy.h: the relay's binary by fd, and where the proxy is */
+        vec_push(v, xstrdup("--ro-bind-fd"));
+        vec_push(v, xasprintf("%d", SBX_FD_RELAY));
+        vec_push(v, xstrdup(SBX_RELAY_PATH));
+        for (const char *const *e = proxy_env(); *e; e++) {
+            const char *eq = strchr(*e, '=');
+            vec_push(v, xstrdup("--setenv"));
+            vec_push(v, xstrndup(*e, (size_t)(eq - *e)));
+            vec_push(v, xstrdup(eq + 1));
+        }
+    }
     const sbx_ident_t *id = hs_ident();
     if (id->drop) sbx_drop_unreachable(v, from, id->uid, id->gid);
     return true;
@@ -283,7 +298,7 @@ char **sandbox_argv(const sandbox_t *s, const sbx_exec_t *x, size_t *argc, char 
     if (!b) return NULL;
     strvec_t v = {0};
     vec_push(&v, xstrdup(s->bwrap_bin));
-    bool ok = run_options(b, &roots, x, &v, err);
+    bool ok = run_options(b, &roots, x, NULL, &v, err);
     bwrap_free(b);
     if (!ok) {
         sbx_free_strvec(&v);
@@ -346,12 +361,13 @@ static void residue_names(const bwrap_t *b, const char *ws, strvec_t *out)
 }
 
 /* The run's options, packed for --args: "--seccomp 4 --json-status-fd 5 OPTIONS...". */
-static bool pack_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t *x, buf_t *packed, char **err)
+static bool pack_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t *x, const fsl_t *layer,
+                         buf_t *packed, char **err)
 {
     strvec_t args = {0};
     const char *head[] = {"--seccomp", "4", "--json-status-fd", "5"};
     for (size_t i = 0; i < sizeof head / sizeof *head; i++) vec_push(&args, xstrdup(head[i]));
-    bool ok = run_options(b, roots, x, &args, err);
+    bool ok = run_options(b, roots, x, layer, &args, err);
     size_t ncmd = 0;
     for (char *const *c = x->argv; *c; c++) ncmd++;
     if (ok && args.n + ncmd + 8 > BWRAP_MAX_ARGS) {
@@ -407,7 +423,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
      * limits only the child itself can set, before it drops root, and a
      * bwrap started before the policy was known has none). */
     bool drop = hs_ident()->drop;
-    if (e && (drop || e->shim != (s->shim[0] != NULL))) {
+    if (e && (drop || e->shim != (s->shim[0] != NULL) || e->relay != SBX_PROXIED(&x))) {
         sandbox_early_abort(e);
         e = NULL;
     }
@@ -427,15 +443,20 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
      * it exclusively, so nothing is planned on placeholders about to go */
     r->lock_fd = hs_workspace_lock(r->ws_fd, &r->pending);
     roots_t roots = {x.workspace, x.scratch, x.hide, x.scratch_tmpfs};
-    bwrap_t *b = bwrap_plan(s->res, &roots, err);
+    /* the access-time layer (SPEC §16) serves the user's trees: the mount
+     * plan then leaves the caps it enforces to it (no walk, no blocks) */
+    r->layer = fsl_begin(s->res, &roots, r->ws_fd);
+    resolved_t *view = r->layer ? fsl_view(r->layer, s->res, &roots) : NULL;
+    bwrap_t *b = bwrap_plan(view ? view : s->res, &roots, err);
     buf_t packed = BUF_INIT;
-    bool ok = b && pack_options(b, &roots, &x, &packed, err);
+    bool ok = b && pack_options(b, &roots, &x, r->layer, &packed, err);
     if (ok) residue_names(b, x.workspace, &r->paths);
     /* a root caller's bwrap runs as the sandbox user, which may not write
      * where a grant leads (root's own dirs): the mount points are made here,
      * beneath the workspace fd (cleanup removes them as bwrap-made ones) */
     for (size_t i = 0; ok && drop && i < r->paths.n; i++) ph_make(r->ws_fd, r->paths.v[i], b->residue.v[i].dir);
     bwrap_free(b);
+    fsl_view_free(view);
     /* bwrap never ran on a failure: nothing of this plan was made */
     e = ok ? hand_over(s, &x, e, &packed, err) : (sandbox_early_abort(e), NULL);
     buf_free(&packed);
@@ -447,6 +468,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     r->status_fd = e->status_fd;
     e->status_fd = -1;
     *pid = e->pid;
+    fsl_watch(r->layer, e->pid); /* the daemon dead: bwrap killed, the run ends */
     if (e->ws_fd >= 0) close(e->ws_fd);
     if (e->sc_fd >= 0) close(e->sc_fd);
     free(e);

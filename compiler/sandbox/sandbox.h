@@ -14,6 +14,7 @@
 #include "facts.h"
 #include "lattice.h"
 #include "policy.h"
+#include "proxy.h"
 
 typedef struct sandbox sandbox_t;
 
@@ -30,7 +31,7 @@ sandbox_t *sandbox_from_artifacts(const char *dir, char **err);
 
 const policy_t *sandbox_policy(const sandbox_t *s);
 /* The resolved policy every run of s is planned from (lattice.h): what
- * drun-mcp's file tools ask level_of() about, so that they and the sandbox
+ * drun-mcp's file tools ask lattice_level_of() about, so that they and the sandbox
  * decide from one object. Lives as long as s. */
 const resolved_t *sandbox_resolved(const sandbox_t *s);
 void sandbox_free(sandbox_t *s);
@@ -56,6 +57,9 @@ typedef struct sbx_exec {
     int workspace_fd;        /* an O_DIRECTORY fd of the workspace the caller keeps (drun-mcp's
                                 session), bound by fd (bwrap --bind-fd); 0 (a zeroed struct) or
                                 -1: none, the workspace path is opened once per run instead */
+    int proxy_fd;            /* the sandbox's end of a proxy channel (proxy_sandbox_fd): the command
+                                runs under the relay, with the proxy variables set; 0 (a zeroed
+                                struct) or -1: no network at all */
 } sbx_exec_t;
 
 /* Who the sandbox runs as when the caller is root (process-wide, set once

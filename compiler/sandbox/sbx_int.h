@@ -41,9 +41,15 @@ typedef struct spawn_fds {
     int empty;     /* 6: the empty read-only file every block of a missing file binds */
     int workspace; /* 7: the workspace directory (--bind-fd) */
     int scratch;   /* 8: the scratch directory (--bind-fd), or -1 (a tmpfs scratch) */
+    int proxy;     /* 9: the sandbox's end of the proxy channel (the relay's), or -1 */
+    int relay;     /* 10: the runner's own binary, bound at SBX_RELAY_PATH (--ro-bind-fd), or -1 */
 } spawn_fds_t;
 
-enum { SBX_FD_ARGS = 3, SBX_FD_SECCOMP, SBX_FD_STATUS, SBX_FD_EMPTY, SBX_FD_WORKSPACE, SBX_FD_SCRATCH };
+enum { SBX_FD_ARGS = 3, SBX_FD_SECCOMP, SBX_FD_STATUS, SBX_FD_EMPTY, SBX_FD_WORKSPACE, SBX_FD_SCRATCH,
+       SBX_FD_PROXY, SBX_FD_RELAY, SBX_FD_COUNT };
+#define SBX_SPAWN_FDS_NONE {-1, -1, -1, -1, -1, -1, -1, -1}
+/* A run with a proxy channel (sbx_exec_t.proxy_fd). */
+#define SBX_PROXIED(x) ((x)->proxy_fd > 0)
 
 /* Who the sandbox runs as on the host: the caller (not root), or, when the
  * caller is root, an unprivileged uid and gid it drops to before bwrap. */
@@ -62,6 +68,7 @@ struct sbx_early {
     int ws_fd;      /* the workspace fd bwrap got (a dup the early run owns) */
     int sc_fd;      /* the scratch fd bwrap got, or -1 */
     bool limits_set; /* the child set the policy's limits before its exec */
+    bool relay;     /* started with the proxy relay before the command */
 };
 
 struct sbx_residue {
@@ -71,6 +78,7 @@ struct sbx_residue {
     int ws_fd;         /* the workspace, O_DIRECTORY: every removal is beneath it */
     char *pending;     /* name of the workspace's ".pending" list in the locks dir */
     buf_t status;      /* what bwrap's status report said so far (sandbox_pid1) */
+    struct fsl *layer; /* the access-time filesystem layer of the run (fslayer.h), or NULL */
 };
 
 /* ---- spawn.c ---- */

@@ -26,7 +26,8 @@
  * drops it). tests/suites/55-prestart-kill kills feeders at random points.
  *
  * fds in the bwrap child (spawn_fds_t): 3 the options, 4 the filter, 5 the
- * status report, 6 the empty file, 7 the workspace, 8 the scratch dir;
+ * status report, 6 the empty file, 7 the workspace, 8 the scratch dir, and
+ * for a proxied run 9 the proxy channel and 10 this binary (the relay);
  * nothing else of the caller's.
  */
 #include "sbx_int.h"
@@ -54,6 +55,7 @@ static void close_fds(spawn_fds_t *f)
 {
     close_fd(&f->args), close_fd(&f->seccomp), close_fd(&f->status);
     close_fd(&f->empty), close_fd(&f->workspace), close_fd(&f->scratch);
+    close_fd(&f->proxy), close_fd(&f->relay);
 }
 
 /* Sets a limit of the waiting bwrap, which its command inherits. Above the
@@ -111,21 +113,21 @@ static _Noreturn void child(const char *bwrap_bin, char **argv, const sbx_exec_t
     }
     /* Every fd first above the slots (a source may sit on another's slot),
      * then into place. */
-    int hi[9];
-    const int src[9] = {x->fd_in, x->fd_out, x->fd_err, in->args, in->seccomp, in->status, in->empty,
-                        in->workspace, in->scratch};
-    for (int i = 0; i < 9; i++) {
+    int hi[SBX_FD_COUNT];
+    const int src[SBX_FD_COUNT] = {x->fd_in, x->fd_out, x->fd_err, in->args, in->seccomp, in->status, in->empty,
+                                   in->workspace, in->scratch, in->proxy, in->relay};
+    for (int i = 0; i < SBX_FD_COUNT; i++) {
         int s = src[i];
         if (s < 0 && i < 3 && (s = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) _exit(127);
         if (s >= 0 && (hi[i] = fcntl(s, F_DUPFD, 64)) < 0) _exit(127);
         if (s < 0) hi[i] = -1;
     }
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < SBX_FD_COUNT; i++) {
         if (!place_fd(hi[i], i)) _exit(127);
         if (hi[i] < 0 && close(i) != 0 && errno != EBADF) _exit(127); /* a slot unused: nothing of the caller's */
     }
     /* nothing of the caller's (sockets, other sessions' pipes) crosses over */
-    if (syscall(SYS_close_range, 9U, ~0U, 0U) != 0) _exit(127);
+    if (syscall(SYS_close_range, (unsigned)SBX_FD_COUNT, ~0U, 0U) != 0) _exit(127);
     if (x->new_pgrp && setpgid(0, 0) != 0) _exit(127);
     if (limits) set_limits(limits, 0);
     /* A root caller's sandbox runs as the sandbox user: raw syscalls, for
@@ -167,12 +169,19 @@ static __attribute__((noinline)) pid_t start_bwrap(const char *bwrap_bin, char *
     return pid;
 }
 
-/* "bwrap --args 3 -- [SHIM...] CMD ARGS...", NULL-terminated, in *v. */
-static void bwrap_cmdline(char *const *shim, char *const *cmd, strvec_t *v)
+/* "bwrap --args 3 -- [SHIM...] [RELAY...] CMD ARGS...", NULL-terminated, in *v. */
+static void bwrap_cmdline(char *const *shim, bool relay, char *const *cmd, strvec_t *v)
 {
     const char *head[] = {"bwrap", "--args", "3", "--"};
     for (size_t i = 0; i < sizeof head / sizeof *head; i++) vec_push(v, xstrdup(head[i]));
     for (int i = 0; shim && i < 4 && shim[i]; i++) vec_push(v, xstrdup(shim[i]));
+    if (relay) { /* relay.c: the command's parent inside, serving the proxy channel on fd 9 */
+        vec_push(v, xstrdup(SBX_RELAY_PATH));
+        vec_push(v, xstrdup("--drun-relay"));
+        vec_push(v, xasprintf("%d", SBX_FD_PROXY));
+        vec_push(v, xasprintf("%d", SBX_PROXY_PORT));
+        vec_push(v, xstrdup("--"));
+    }
     for (; *cmd; cmd++) vec_push(v, xstrdup(*cmd));
     vec_push(v, (char *)NULL);
     v->n--; /* the NULL stays after the end */
@@ -189,7 +198,7 @@ sbx_early_t *sbx_launch(const char *bwrap_bin, char *const *shim, const sbx_exec
     } else {
         fds->status = jp[1];
         strvec_t argv = {0};
-        bwrap_cmdline(shim, x->argv, &argv);
+        bwrap_cmdline(shim, SBX_PROXIED(x), x->argv, &argv);
         pid = start_bwrap(bwrap_bin, argv.v, x, fds, limits);
         saved = errno;
         sbx_free_strvec(&argv);
@@ -206,7 +215,7 @@ sbx_early_t *sbx_launch(const char *bwrap_bin, char *const *shim, const sbx_exec
     }
     if (x->new_pgrp) setpgid(pid, pid); /* no race with the child's own call */
     sbx_early_t *e = xcalloc(1, sizeof *e);
-    *e = (sbx_early_t){pid, args_w, seccomp_w, jp[0], shim && shim[0], ws, sc, limits != NULL};
+    *e = (sbx_early_t){pid, args_w, seccomp_w, jp[0], shim && shim[0], ws, sc, limits != NULL, SBX_PROXIED(x)};
     return e;
 }
 
@@ -217,7 +226,14 @@ static bool run_fds(const sbx_exec_t *x, spawn_fds_t *f, char **err)
     f->empty = hs_empty_fd(err);
     if (f->empty >= 0) f->workspace = hs_open_dir("workspace", x->workspace, x->workspace_fd, err);
     if (f->workspace >= 0 && !x->scratch_tmpfs) f->scratch = hs_open_dir("scratch dir", x->scratch, -1, err);
-    if (f->empty >= 0 && f->workspace >= 0 && (x->scratch_tmpfs || f->scratch >= 0)) return true;
+    bool dirs = f->empty >= 0 && f->workspace >= 0 && (x->scratch_tmpfs || f->scratch >= 0);
+    /* a proxied run: the channel, and this very binary for the relay */
+    if (dirs && SBX_PROXIED(x) && ((f->proxy = fcntl(x->proxy_fd, F_DUPFD_CLOEXEC, 3)) < 0 ||
+                                   (f->relay = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)) < 0)) {
+        *err = xasprintf("cannot hand the proxy channel to the sandbox: %s", strerror(errno));
+        dirs = false;
+    }
+    if (dirs) return true;
     close_fds(f);
     return false;
 }
@@ -226,7 +242,7 @@ sbx_early_t *sbx_prestart(const char *bwrap_bin, char *const *shim, const sbx_ex
                           char **err)
 {
     int ap[2] = {-1, -1}, sp[2] = {-1, -1};
-    spawn_fds_t f = {-1, -1, -1, -1, -1, -1};
+    spawn_fds_t f = SBX_SPAWN_FDS_NONE;
     if (!run_fds(x, &f, err)) return NULL;
     if (pipe2(ap, O_CLOEXEC) != 0 || pipe2(sp, O_CLOEXEC) != 0) {
         *err = xasprintf("cannot pass the sandbox setup to bwrap: %s", strerror(errno));
@@ -334,7 +350,7 @@ static int data_fd(const char *name, const void *data, size_t len)
 
 sbx_early_t *sbx_start_loaded(const sandbox_t *s, const sbx_exec_t *x, const buf_t *args, char **err)
 {
-    spawn_fds_t f = {-1, -1, -1, -1, -1, -1};
+    spawn_fds_t f = SBX_SPAWN_FDS_NONE;
     if (!run_fds(x, &f, err)) return NULL;
     f.args = data_fd("drun-bwrap-args", args->p, args->len);
     f.seccomp = data_fd("drun-seccomp", s->seccomp.p, s->seccomp.len);

@@ -294,7 +294,7 @@ int main(int argc, char **argv)
              "else echo full; : > '%s/full'; fi",
              argv[2], argv[2], argv[2]);
     static char *cmd[] = {"/bin/sh", "-c", script, NULL};
-    r.x = (sbx_exec_t){argv[2], argv[3], cmd, -1, 1, 2, false, NULL, NULL, false, NULL, -1};
+    r.x = (sbx_exec_t){argv[2], argv[3], cmd, -1, 1, 2, false, NULL, NULL, false, NULL, -1, -1};
     /* every process below us comes back to us when its parent dies */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) die("subreaper", NULL);
     fflush(stdout);

@@ -46,7 +46,7 @@ int main(int argc, char **argv)
         return 2;
     }
     char *cmd[] = {"/bin/sh", "-c", "echo planted > marker", NULL};
-    sbx_exec_t x = {ws, scratch, cmd, 0, 1, 2, false, NULL, NULL, false, NULL, fd};
+    sbx_exec_t x = {ws, scratch, cmd, 0, 1, 2, false, NULL, NULL, false, NULL, fd, -1};
     pid_t pid;
     sbx_residue_t *r = NULL;
     int rc = sandbox_spawn(s, &x, &pid, &r, &err);
