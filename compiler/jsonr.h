@@ -1,9 +1,9 @@
 /* jsonr.h — how the compiler reads JSON (facts files, manifests): jansson,
  * strictly. One value and nothing after it, no duplicate key (which of two
  * would count is not a reader's guess to make), no U+0000 inside a string.
- * jansson rather than cJSON, which the runtime uses for JSON-RPC: Debian
- * ships jansson's static archive, and drun-policy is linked static so that
- * each `drun-policy run` starts without the dynamic loader (README.md). */
+ * jansson, the one JSON library (the runtime's JSON-RPC uses it too): Debian
+ * ships its static archive, and drun-policy is linked static so that each
+ * `drun-policy run` starts without the dynamic loader (README.md). */
 #ifndef DRUN_JSONR_H
 #define DRUN_JSONR_H
 

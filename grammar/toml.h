@@ -107,7 +107,7 @@ long toml_index(const toml_value *tab, const char *key);
 
 /* Appends the toml-test "tagged JSON" encoding of the document to out:
  * tables as objects, arrays as arrays, every scalar as
- * {"type": "...", "value": "..."}. Written by hand, not with cJSON, so strings
+ * {"type": "...", "value": "..."}. Written by hand, not with a JSON library, so strings
  * holding U+0000 survive. */
 void toml_to_tagged_json(const toml_doc *doc, buf_t *out);
 

@@ -13,12 +13,12 @@
 
 #include <stdbool.h>
 
-#include <cJSON.h>
+#include <jansson.h>
 
 #include "buf.h"
 
 /* True when v satisfies schema. Otherwise false with one sentence in why
  * that names the argument ("arguments.timeout_ms") and what is expected. */
-bool argcheck(const cJSON *schema, const cJSON *v, buf_t *why);
+bool argcheck(const json_t *schema, const json_t *v, buf_t *why);
 
 #endif

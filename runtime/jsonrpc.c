@@ -1,12 +1,13 @@
 /* jsonrpc.c — JSON-RPC 2.0 message classification and response text.
  *
- * Parsing is cJSON's, preceded by one strict pre-scan of the bytes that
- * rejects what cJSON would let through but a JSON peer must not see echoed:
- * invalid UTF-8, raw control characters inside strings, and (flagged, not
- * rejected) \u0000 escapes that cJSON would silently truncate at.
+ * jansson parses and validates the message; all that is left by hand is
+ * finding the exact text of the id (and of the two MCP values echoed like
+ * it) inside a message jansson has already accepted, and splicing that
+ * text back into the responses.
  */
 #include "jsonrpc.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,17 @@
 #include "buf.h"
 #include "textenc.h"
 
-/* ---- a scanner over JSON text that cJSON already accepted -------------------- */
+/* JSON_DECODE_INT_AS_REAL: an integer beyond 64 bits is an error to
+ * jansson's default reader, and an id of any size must be answered. As a
+ * real it parses (the id's own text is echoed, see raw_path), and every
+ * number reads the same way, as a double: argcheck.c's "integer" is an
+ * integral number, as in JSON Schema. JSON_ALLOW_NUL: "a\u0000b" is
+ * refused with a sentence the model can act on (tools_call), not as
+ * unparseable. */
+#define JR_LOAD_FLAGS \
+    (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL)
+
+/* ---- the exact text of a member, in JSON that jansson accepted --------------- */
 
 static const char *skip_ws(const char *p, const char *end)
 {
@@ -37,11 +48,9 @@ static const char *skip_string(const char *p, const char *end)
 
 static const char *skip_value(const char *p, const char *end)
 {
-    if (p >= end)
-        return end;
-    if (*p == '"')
+    if (p < end && *p == '"')
         return skip_string(p, end);
-    if (*p == '{' || *p == '[') {
+    if (p < end && (*p == '{' || *p == '[')) {
         int depth = 0;
         while (p < end) {
             if (*p == '"') {
@@ -50,10 +59,8 @@ static const char *skip_value(const char *p, const char *end)
             }
             if (*p == '{' || *p == '[')
                 depth++;
-            else if (*p == '}' || *p == ']') {
-                if (--depth == 0)
-                    return p + 1;
-            }
+            else if ((*p == '}' || *p == ']') && --depth == 0)
+                return p + 1;
             p++;
         }
         return end;
@@ -63,250 +70,163 @@ static const char *skip_value(const char *p, const char *end)
     return p;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Does the JSON string at p (at '"') decode to the ASCII text key? */
-static bool string_equals(const char *p, const char *end, const char *key)
-{
-    size_t k = 0, klen = strlen(key);
-    for (p++; p < end && *p != '"'; p++) {
-        char c = *p;
-        if (c == '\\') {
-            if (++p >= end)
-                return false;
-            switch (*p) {
-            case 'b': c = '\b'; break;
-            case 'f': c = '\f'; break;
-            case 'n': c = '\n'; break;
-            case 'r': c = '\r'; break;
-            case 't': c = '\t'; break;
-            case 'u': {
-                if (end - p < 5)
-                    return false;
-                int v = 0;
-                for (int i = 1; i <= 4; i++) {
-                    int h = hexval(p[i]);
-                    if (h < 0)
-                        return false;
-                    v = v * 16 + h;
-                }
-                if (v == 0 || v >= 0x80)
-                    return false; /* keys we look for are plain ASCII */
-                c = (char)v;
-                p += 4;
-                break;
-            }
-            default: c = *p; break; /* \" \\ \/ */
-            }
-        }
-        if (k >= klen || key[k++] != c)
-            return false;
-    }
-    return k == klen;
-}
-
-bool jr_raw_member(const char *text, size_t len, const char *key, const char **start,
-                   size_t *vlen)
-{
-    const char *end = text + len, *p = skip_ws(text, end);
-    if (p >= end || *p != '{')
-        return false;
-    p++;
-    for (;;) {
-        p = skip_ws(p, end);
-        if (p >= end || *p != '"')
-            return false; /* '}' of an empty object, or not JSON */
-        bool match = string_equals(p, end, key);
-        p = skip_ws(skip_string(p, end), end);
-        if (p >= end || *p != ':')
-            return false;
-        const char *v = skip_ws(p + 1, end);
-        p = skip_value(v, end);
-        if (match) {
-            *start = v;
-            *vlen = (size_t)(p - v);
-            return true;
-        }
-        p = skip_ws(p, end);
-        if (p >= end || *p != ',')
-            return false;
-        p++;
-    }
-}
-
-/* RFC 8259 §6 number grammar, exactly: cJSON (through strtod) also takes
- * "01", "1." and "-.5", which a strict peer would reject if echoed. */
-static bool strict_number(const char *s, size_t n)
+/* The position of key among obj's members. jansson keeps members in the
+ * order of the text, and JSON_REJECT_DUPLICATES makes the key unique, so
+ * this is also its position in the text, however the key was escaped. */
+static size_t key_index(const json_t *obj, const char *key)
 {
     size_t i = 0;
-    if (i < n && s[i] == '-')
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        if (!strcmp(k, key))
+            return i;
         i++;
-    if (i >= n)
-        return false;
-    if (s[i] == '0')
-        i++;
-    else if (s[i] >= '1' && s[i] <= '9')
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++;
-    else
-        return false;
-    if (i < n && s[i] == '.') {
-        size_t d = ++i;
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++;
-        if (i == d)
-            return false;
     }
-    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-        i++;
-        if (i < n && (s[i] == '+' || s[i] == '-'))
-            i++;
-        size_t d = i;
-        while (i < n && s[i] >= '0' && s[i] <= '9')
-            i++;
-        if (i == d)
-            return false;
-    }
-    return i == n;
+    return SIZE_MAX;
 }
 
-char *jr_id_key(const char *text, size_t len)
+/* The exact text of obj.path[0].path[1]…, obj being jansson's reading of
+ * the object text[0..len); NULL when a member is missing. Owned. */
+static char *raw_path(const char *text, size_t len, const json_t *obj, const char *const *path)
 {
-    if (len == 0)
-        return NULL;
-    if (text[0] == '"') {
-        cJSON *s = cJSON_ParseWithLength(text, len);
-        char *key = NULL;
-        if (s && cJSON_IsString(s))
-            key = xasprintf("s:%s", s->valuestring);
-        cJSON_Delete(s);
-        return key;
+    const char *p = text, *end = text + len;
+    for (; *path; path++) {
+        size_t idx = key_index(obj, *path);
+        if (idx == SIZE_MAX)
+            return NULL;
+        p = skip_ws(p, end) + 1; /* past '{' */
+        for (size_t i = 0;; i++) {
+            p = skip_ws(skip_string(skip_ws(p, end), end), end) + 1; /* key and ':' */
+            const char *v = skip_ws(p, end);
+            p = skip_value(v, end);
+            if (i == idx) {
+                end = p;
+                p = v;
+                break;
+            }
+            p = skip_ws(p, end) + 1; /* past ',' */
+        }
+        obj = json_object_get(obj, *path);
     }
-    if (!strict_number(text, len))
-        return NULL;
-    char *key = xmalloc(len + 3);
-    memcpy(key, "n:", 2);
-    memcpy(key + 2, text, len);
-    key[len + 2] = '\0';
-    return key;
+    return xstrndup(p, (size_t)(end - p));
 }
 
-/* The pre-scan: strings must hold no raw control characters (RFC 8259 §7);
- * *has_nul reports a \u0000 escape. The bytes are already known to be UTF-8. */
-static bool prescan(const char *p, size_t n, bool *has_nul)
+/* The lookup key of an id (or a requestId): "s:" and the string, or "n:"
+ * and the number's exact text, so that 1 and "1" differ and 1.0 is not 1. */
+static char *id_key(const json_t *v, const char *raw)
 {
-    const char *end = p + n;
-    bool in_str = false;
-    *has_nul = false;
-    for (; p < end; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (!in_str) {
-            if (c == '"')
-                in_str = true;
-            continue;
-        }
-        if (c < 0x20)
-            return false;
-        if (c == '"')
-            in_str = false;
-        else if (c == '\\') {
-            if (p + 1 < end && p[1] == 'u' && end - p >= 6 && p[2] == '0' && p[3] == '0' &&
-                p[4] == '0' && p[5] == '0')
-                *has_nul = true;
-            p++;
-        }
-    }
-    return true;
+    if (json_is_string(v))
+        return xasprintf("s:%s", json_string_value(v));
+    return json_is_number(v) ? xasprintf("n:%s", raw) : NULL;
 }
+
+static bool holds_nul(const json_t *v)
+{
+    size_t i;
+    const char *k;
+    json_t *e;
+    if (json_is_string(v))
+        return strlen(json_string_value(v)) != json_string_length(v);
+    json_array_foreach(v, i, e) if (holds_nul(e)) return true;
+    json_object_foreach((json_t *)v, k, e) if (holds_nul(e)) return true;
+    return false;
+}
+
+/* ---- classification ------------------------------------------------------------ */
 
 static void invalid(jr_msg_t *m, int code, const char *msg)
 {
     m->kind = JR_INVALID;
     m->error = code;
-    m->error_msg = msg;
+    m->error_msg = xstrdup(msg);
+}
+
+static void parse_error(jr_msg_t *m, const json_error_t *e)
+{
+    m->kind = JR_INVALID;
+    m->error = JR_PARSE_ERROR;
+    if (json_error_code(e) == json_error_invalid_utf8)
+        m->error_msg = xstrdup("Parse error: the message is not valid UTF-8 JSON");
+    else
+        m->error_msg = xasprintf("Parse error: not valid JSON at line %d, column %d: %s",
+                                 e->line, e->column, e->text);
+}
+
+/* params._meta.progressToken (kept when a string or a number) and
+ * params.requestId (notifications/cancelled), as exact text. */
+static void read_mcp_values(const char *text, size_t len, jr_msg_t *m)
+{
+    const json_t *meta = json_object_get(m->params, "_meta");
+    const json_t *tok = json_object_get(meta, "progressToken");
+    static const char *const tok_path[] = {"params", "_meta", "progressToken", NULL};
+    static const char *const rid_path[] = {"params", "requestId", NULL};
+    if (json_is_string(tok) || json_is_number(tok))
+        m->progress_token = raw_path(text, len, m->root, tok_path);
+    const json_t *rid = json_object_get(m->params, "requestId");
+    if (json_is_string(rid) || json_is_number(rid)) {
+        char *raw = raw_path(text, len, m->root, rid_path);
+        m->cancel_key = id_key(rid, raw);
+        free(raw);
+    }
 }
 
 void jr_parse(const char *text, size_t len, jr_msg_t *m)
 {
     memset(m, 0, sizeof *m);
-    if (!rt_utf8_valid(text, len, false)) {
-        invalid(m, JR_PARSE_ERROR, "Parse error: the message is not valid UTF-8 JSON");
+    json_error_t e;
+    m->root = json_loadb(text, len, JR_LOAD_FLAGS, &e);
+    if (!m->root) {
+        parse_error(m, &e);
         return;
     }
-    if (!prescan(text, len, &m->has_nul)) {
-        invalid(m, JR_PARSE_ERROR, "Parse error: control character inside a JSON string");
-        return;
-    }
-    const char *end = NULL;
-    m->root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!m->root || skip_ws(end, text + len) != text + len) {
-        invalid(m, JR_PARSE_ERROR, "Parse error: the message is not valid JSON");
-        return;
-    }
-    if (cJSON_IsArray(m->root)) {
+    if (json_is_array(m->root)) {
         invalid(m, JR_INVALID_REQUEST,
                 "Invalid Request: JSON-RPC batches are not supported; send one message at a time");
         return;
     }
-    if (!cJSON_IsObject(m->root)) {
+    if (!json_is_object(m->root)) {
         invalid(m, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object");
         return;
     }
+    m->has_nul = holds_nul(m->root);
 
-    const char *raw;
-    size_t rawlen;
-    bool has_id = jr_raw_member(text, len, "id", &raw, &rawlen);
-    if (has_id) {
-        const cJSON *idv = cJSON_GetObjectItemCaseSensitive(m->root, "id");
-        if (cJSON_IsString(idv) || cJSON_IsNumber(idv))
-            m->id_key = jr_id_key(raw, rawlen);
-        if (!m->id_key && cJSON_IsNumber(idv)) {
-            /* "01", "1.": numbers only cJSON's strtod takes. */
-            invalid(m, JR_PARSE_ERROR, "Parse error: the message is not valid JSON");
+    const json_t *idv = json_object_get(m->root, "id");
+    if (idv) {
+        if (!json_is_string(idv) && !json_is_number(idv)) {
+            /* null, boolean, object, array: MCP ids are strings or
+             * numbers, so answer with a null id. */
+            invalid(m, JR_INVALID_REQUEST, "Invalid Request: the id must be a string or a number");
             return;
         }
-        if (!m->id_key) {
-            /* null, boolean, object, array, or a number only cJSON accepts:
-             * MCP ids are strings or numbers, so answer with a null id. */
-            invalid(m, JR_INVALID_REQUEST,
-                    "Invalid Request: the id must be a string or a number");
-            return;
-        }
-        m->id = xstrndup(raw, rawlen);
+        static const char *const id_path[] = {"id", NULL};
+        m->id = raw_path(text, len, m->root, id_path);
+        m->id_key = id_key(idv, m->id);
     }
 
-    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(m->root, "jsonrpc");
-    const cJSON *method = cJSON_GetObjectItemCaseSensitive(m->root, "method");
-    if (!cJSON_IsString(ver) || strcmp(ver->valuestring, "2.0") != 0) {
+    const json_t *ver = json_object_get(m->root, "jsonrpc");
+    const json_t *method = json_object_get(m->root, "method");
+    if (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0) {
         invalid(m, JR_INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
         return;
     }
     if (!method) {
-        if (has_id && (cJSON_GetObjectItemCaseSensitive(m->root, "result") ||
-                       cJSON_GetObjectItemCaseSensitive(m->root, "error"))) {
+        if (idv && (json_object_get(m->root, "result") || json_object_get(m->root, "error"))) {
             m->kind = JR_RESPONSE;
             return;
         }
         invalid(m, JR_INVALID_REQUEST, "Invalid Request: no \"method\"");
         return;
     }
-    if (!cJSON_IsString(method)) {
+    if (!json_is_string(method)) {
         invalid(m, JR_INVALID_REQUEST, "Invalid Request: \"method\" must be a string");
         return;
     }
-    m->method = method->valuestring;
-    m->kind = has_id ? JR_REQUEST : JR_NOTIFICATION;
-    const cJSON *params = cJSON_GetObjectItemCaseSensitive(m->root, "params");
-    if (params && !cJSON_IsObject(params)) {
+    m->method = json_string_value(method);
+    m->kind = idv ? JR_REQUEST : JR_NOTIFICATION;
+    const json_t *params = json_object_get(m->root, "params");
+    if (params && !json_is_object(params)) {
         /* MCP params are always objects (by-name). The envelope is sound, so
          * this is an error of the request (answered -32602 by the dispatcher,
          * HTTP 200), not an unusable message; a notification is ignored. */
@@ -314,85 +234,122 @@ void jr_parse(const char *text, size_t len, jr_msg_t *m)
         return;
     }
     m->params = params;
-    if (params && jr_raw_member(text, len, "params", &raw, &rawlen)) {
-        const char *meta, *tok, *rid;
-        size_t metalen, toklen, ridlen;
-        if (jr_raw_member(raw, rawlen, "_meta", &meta, &metalen) &&
-            jr_raw_member(meta, metalen, "progressToken", &tok, &toklen)) {
-            /* Validated like an id: only strings and strict numbers. */
-            char *k = jr_id_key(tok, toklen);
-            if (k)
-                m->progress_token = xstrndup(tok, toklen);
-            free(k);
-        }
-        if (jr_raw_member(raw, rawlen, "requestId", &rid, &ridlen))
-            m->cancel_key = jr_id_key(rid, ridlen);
-    }
+    read_mcp_values(text, len, m);
 }
 
 void jr_msg_free(jr_msg_t *m)
 {
-    cJSON_Delete(m->root);
+    json_decref(m->root);
     free(m->id);
     free(m->id_key);
     free(m->progress_token);
     free(m->cancel_key);
+    free(m->error_msg);
     memset(m, 0, sizeof *m);
 }
 
 /* ---- building ------------------------------------------------------------------ */
 
-char *jr_print(const cJSON *item)
+char *jr_print(const json_t *item)
 {
-    char *s = cJSON_PrintUnformatted(item);
+    /* 15 significant digits, as printf's %g would: a duration of 12.345 ms
+     * prints as 12.345, not 12.345000000000001. */
+    char *s = json_dumps(item, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(15));
     if (!s) {
-        /* cJSON returns NULL only when its allocator fails: the same policy
-         * as xmalloc (buf.h) applies. */
+        /* jansson returns NULL only when its allocator fails: the same
+         * policy as xmalloc (buf.h) applies. */
         fprintf(stderr, "drun-mcp: out of memory printing JSON\n");
         abort();
     }
     return s;
 }
 
-static cJSON *envelope(const char *id)
+/* jr_print of a value this function owns and releases. */
+static char *print_new(json_t *item)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "jsonrpc", "2.0");
-    cJSON_AddItemToObject(o, "id", id ? cJSON_CreateRaw(id) : cJSON_CreateNull());
-    return o;
-}
-
-static char *finish(cJSON *o)
-{
-    char *s = jr_print(o);
-    cJSON_Delete(o);
+    char *s = jr_print(item);
+    json_decref(item);
     return s;
 }
 
-char *jr_result(const char *id, cJSON *result)
+char *jr_print_with_raw(const json_t *obj, const char *key, const char *raw)
 {
-    cJSON *o = envelope(id);
-    cJSON_AddItemToObject(o, "result", result ? result : cJSON_CreateObject());
-    return finish(o);
+    char *rest = jr_print(obj); /* "{}" or "{...}" */
+    char *s = xasprintf("{\"%s\":%s%s%s", key, raw, rest[1] == '}' ? "" : ",", rest + 1);
+    free(rest);
+    return s;
 }
 
-char *jr_error(const char *id, int code, const char *msg, cJSON *data)
+/* The envelope around a member printed elsewhere: the id goes in as the
+ * client's own text, which no jansson value could reproduce. */
+static char *envelope(const char *id, const char *key, const char *text)
 {
-    cJSON *o = envelope(id);
-    cJSON *e = cJSON_AddObjectToObject(o, "error");
-    cJSON_AddNumberToObject(e, "code", code);
-    cJSON_AddStringToObject(e, "message", msg);
+    return xasprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"%s\":%s}", id ? id : "null", key, text);
+}
+
+char *jr_result_text(const char *id, const char *result) { return envelope(id, "result", result); }
+
+char *jr_result(const char *id, json_t *result)
+{
+    char *r = print_new(result ? result : json_object());
+    char *s = envelope(id, "result", r);
+    free(r);
+    return s;
+}
+
+char *jr_error(const char *id, int code, const char *msg, json_t *data)
+{
+    json_t *e = json_object();
+    json_object_set_new(e, "code", json_integer(code));
+    json_object_set_new(e, "message", jr_string(msg));
     if (data)
-        cJSON_AddItemToObject(e, "data", data);
-    return finish(o);
+        json_object_set_new(e, "data", data);
+    char *r = print_new(e);
+    char *s = envelope(id, "error", r);
+    free(r);
+    return s;
 }
 
-char *jr_notification(const char *method, cJSON *params)
+char *jr_notification(const char *method, const char *params)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "jsonrpc", "2.0");
-    cJSON_AddStringToObject(o, "method", method);
-    if (params)
-        cJSON_AddItemToObject(o, "params", params);
-    return finish(o);
+    json_t *o = json_object();
+    json_object_set_new(o, "jsonrpc", json_string("2.0"));
+    json_object_set_new(o, "method", jr_string(method));
+    char *head = print_new(o); /* {"jsonrpc":"2.0","method":"..."} */
+    if (!params)
+        return head;
+    head[strlen(head) - 1] = '\0';
+    char *s = xasprintf("%s,\"params\":%s}", head, params);
+    free(head);
+    return s;
+}
+
+json_t *jr_string(const char *s)
+{
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    buf_t b = BUF_INIT;
+    rt_utf8_sanitize(s, strlen(s), &b);
+    j = json_string(buf_cstr(&b));
+    buf_free(&b);
+    if (!j) {
+        fprintf(stderr, "drun-mcp: out of memory building JSON\n");
+        abort();
+    }
+    return j;
+}
+
+json_t *jr_add_object(json_t *obj, const char *key)
+{
+    json_t *o = json_object();
+    json_object_set_new(obj, key, o);
+    return o;
+}
+
+json_t *jr_add_array(json_t *obj, const char *key)
+{
+    json_t *a = json_array();
+    json_object_set_new(obj, key, a);
+    return a;
 }

@@ -1,10 +1,12 @@
 /* jsonrpc.h — JSON-RPC 2.0 framing: one message text in, one classified
  * message out; responses and notifications built back to one line of text.
+ * JSON is jansson's, read strictly: one value, UTF-8, RFC 8259 numbers, no
+ * duplicate key, no raw control character (jansson's defaults plus
+ * JSON_REJECT_DUPLICATES).
  *
- * cJSON parses numbers into doubles, which would turn the id
- * 12345678901234567890 into 1.2345678901234567e+19. Ids are therefore kept as
- * the exact JSON text the client sent and echoed verbatim (cJSON "raw" items),
- * whatever their type or size.
+ * Ids are echoed as the exact JSON text the client sent, whatever their
+ * type or size: a number such as 12345678901234567890123 or -0.5e+3 has no
+ * jansson value that prints back the same bytes.
  */
 #ifndef DRUN_RT_JSONRPC_H
 #define DRUN_RT_JSONRPC_H
@@ -12,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <cJSON.h>
+#include <jansson.h>
 
 /* The standard error codes. */
 enum {
@@ -32,46 +34,51 @@ typedef enum {
 
 typedef struct jr_msg {
     jr_kind_t kind;
-    cJSON *root;          /* the parsed message, owned; NULL on a parse error */
-    const char *method;   /* borrowed from root (requests, notifications) */
-    const cJSON *params;  /* borrowed; an object or NULL */
-    bool bad_params;      /* params was there but not an object: a request gets -32602 */
-    char *id;             /* exact JSON text of the id, owned; NULL when absent */
-    char *id_key;         /* the id as a lookup key ("s:" string / "n:" number text) */
-    bool has_nul;         /* some string held \u0000, which cJSON cannot keep */
+    json_t *root;          /* the parsed message, owned; NULL on a parse error */
+    const char *method;    /* borrowed from root (requests, notifications) */
+    const json_t *params;  /* borrowed; an object or NULL */
+    bool bad_params;       /* params was there but not an object: a request gets -32602 */
+    char *id;              /* exact JSON text of the id, owned; NULL when absent */
+    char *id_key;          /* the id as a lookup key ("s:" string / "n:" number text) */
+    bool has_nul;          /* some string held \u0000, which a C string cannot keep */
     /* Two MCP values kept as exact text for the same reason as the id: */
-    char *progress_token; /* raw params._meta.progressToken (string/number), or NULL */
-    char *cancel_key;     /* params.requestId as an id key, or NULL */
-    int error;            /* JR_INVALID: the code to answer with */
-    const char *error_msg;/* JR_INVALID: the message (static) */
+    char *progress_token;  /* raw params._meta.progressToken (string/number), or NULL */
+    char *cancel_key;      /* params.requestId as an id key, or NULL */
+    int error;             /* JR_INVALID: the code to answer with */
+    char *error_msg;       /* JR_INVALID: the message, owned */
 } jr_msg_t;
 
 /* Parses and classifies one message of len bytes (need not be
  * NUL-terminated). Never fails: anything unusable comes back as JR_INVALID
  * with the error to send. Batches (arrays) are JR_INVALID: MCP 2025-06-18
  * and later dropped them, and answering only part of one is worse than a
- * clear refusal. Free with jr_msg_free. */
+ * clear refusal. Every number in root is a real (JSON_DECODE_INT_AS_REAL):
+ * read numbers with json_number_value. Free with jr_msg_free. */
 void jr_parse(const char *text, size_t len, jr_msg_t *m);
 void jr_msg_free(jr_msg_t *m);
 
-/* The exact JSON text of member key of the JSON object spanning text[0..len)
- * (first occurrence, as cJSON finds it), via *start and *vlen; false when text is
- * not an object or has no such member. text must be valid JSON. */
-bool jr_raw_member(const char *text, size_t len, const char *key, const char **start,
-                   size_t *vlen);
-
-/* The id key (as in jr_msg_t.id_key) of the JSON value text[0..len): a string
- * or a number. NULL for any other type. Caller frees. */
-char *jr_id_key(const char *text, size_t len);
-
 /* One-line JSON texts (no trailing newline), caller frees. id is the raw id
- * text or NULL for null. jr_result takes ownership of result, jr_error of
- * data (may be NULL), jr_notification of params (may be NULL). */
-char *jr_result(const char *id, cJSON *result);
-char *jr_error(const char *id, int code, const char *msg, cJSON *data);
-char *jr_notification(const char *method, cJSON *params);
+ * text or NULL for null. jr_result takes ownership of result (NULL: {}),
+ * jr_error of data (may be NULL). jr_result_text takes the result as JSON
+ * text, jr_notification its params (may be NULL). */
+char *jr_result(const char *id, json_t *result);
+char *jr_result_text(const char *id, const char *result);
+char *jr_error(const char *id, int code, const char *msg, json_t *data);
+char *jr_notification(const char *method, const char *params);
 
 /* Prints item compactly on one line; caller frees. Never NULL. */
-char *jr_print(const cJSON *item);
+char *jr_print(const json_t *item);
+
+/* Prints the object obj with "key": raw as its first member, raw being
+ * exact JSON text (an echoed progress token); caller frees. */
+char *jr_print_with_raw(const json_t *obj, const char *key, const char *raw);
+
+/* A new JSON string of s, never NULL: jansson refuses invalid UTF-8, which
+ * here becomes U+FFFD (textenc.h) rather than a silently missing member. */
+json_t *jr_string(const char *s);
+
+/* Adds a new empty object / array to obj as key and returns it (borrowed). */
+json_t *jr_add_object(json_t *obj, const char *key);
+json_t *jr_add_array(json_t *obj, const char *key);
 
 #endif

@@ -396,6 +396,9 @@ static bool http_options(const args_t *a, size_t max_msg, http_opts_t *h)
 
 int main(int argc, char **argv)
 {
+    /* jansson allocates through xmalloc too: one allocation-failure policy
+     * (buf.h), so no JSON builder needs a NULL check. */
+    json_set_alloc_funcs(xmalloc, free);
     args_t a;
     if (!parse_args(argc, argv, &a)) {
         usage(stderr);

@@ -210,16 +210,19 @@ void mcp_req_progress(mcp_req_t *r, double progress, double total, const char *m
     if (!r || !r->progress_token || !r->sink || progress <= r->progress)
         return;
     r->progress = progress;
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddItemToObject(p, "progressToken", cJSON_CreateRaw(r->progress_token));
-    cJSON_AddNumberToObject(p, "progress", progress);
+    json_t *p = json_object();
+    json_object_set_new(p, "progress", json_real(progress));
     if (total > 0)
-        cJSON_AddNumberToObject(p, "total", total);
+        json_object_set_new(p, "total", json_real(total));
     if (message)
-        cJSON_AddStringToObject(p, "message", message);
-    char *text = jr_notification("notifications/progress", p);
+        json_object_set_new(p, "message", jr_string(message));
+    /* The token goes back as the client wrote it, like an id (jsonrpc.h). */
+    char *params = jr_print_with_raw(p, "progressToken", r->progress_token);
+    json_decref(p);
+    char *text = jr_notification("notifications/progress", params);
     r->sink->send(r->sink->ctx, text);
     free(text);
+    free(params);
 }
 
 /* Registers a request; false when its id is already in flight. */
@@ -258,14 +261,15 @@ static const char instructions[] =
 
 static void do_initialize(mcp_conn_t *c, jr_msg_t *m, mcp_reply_t *out)
 {
-    const cJSON *pv = cJSON_GetObjectItemCaseSensitive(m->params, "protocolVersion");
-    if (!cJSON_IsString(pv)) {
+    const json_t *pv = json_object_get(m->params, "protocolVersion");
+    if (!json_is_string(pv)) {
         out->text = jr_error(m->id, JR_INVALID_PARAMS,
                              "Invalid params: initialize needs params.protocolVersion (a string)",
                              NULL);
         return;
     }
-    const char *v = mcp_version_supported(pv->valuestring) ? pv->valuestring : MCP_LATEST_VERSION;
+    const char *asked = json_string_value(pv);
+    const char *v = mcp_version_supported(asked) ? asked : MCP_LATEST_VERSION;
     pthread_mutex_lock(&c->mu);
     if (c->state != CONN_NEW) {
         pthread_mutex_unlock(&c->mu);
@@ -277,38 +281,37 @@ static void do_initialize(mcp_conn_t *c, jr_msg_t *m, mcp_reply_t *out)
     snprintf(c->version, sizeof c->version, "%s", v);
     pthread_mutex_unlock(&c->mu);
 
-    cJSON *r = cJSON_CreateObject();
-    cJSON_AddStringToObject(r, "protocolVersion", v);
-    cJSON *caps = cJSON_AddObjectToObject(r, "capabilities");
-    cJSON *tools = cJSON_AddObjectToObject(caps, "tools");
-    cJSON_AddBoolToObject(tools, "listChanged", false);
-    cJSON *info = cJSON_AddObjectToObject(r, "serverInfo");
-    cJSON_AddStringToObject(info, "name", "drun-mcp");
-    cJSON_AddStringToObject(info, "title", "drun sandboxed sessions");
-    cJSON_AddStringToObject(info, "version", DRUN_VERSION);
-    cJSON_AddStringToObject(r, "instructions", instructions);
+    json_t *r = json_object();
+    json_object_set_new(r, "protocolVersion", json_string(v));
+    json_t *tools = jr_add_object(jr_add_object(r, "capabilities"), "tools");
+    json_object_set_new(tools, "listChanged", json_false());
+    json_t *info = jr_add_object(r, "serverInfo");
+    json_object_set_new(info, "name", json_string("drun-mcp"));
+    json_object_set_new(info, "title", json_string("drun sandboxed sessions"));
+    json_object_set_new(info, "version", json_string(DRUN_VERSION));
+    json_object_set_new(r, "instructions", json_string(instructions));
     out->text = jr_result(m->id, r);
     out->initialize = true;
 }
 
 static void do_tools_call(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mcp_reply_t *out)
 {
-    const cJSON *name = cJSON_GetObjectItemCaseSensitive(m->params, "name");
-    const cJSON *args = cJSON_GetObjectItemCaseSensitive(m->params, "arguments");
-    if (!cJSON_IsString(name)) {
+    const json_t *name = json_object_get(m->params, "name");
+    const json_t *args = json_object_get(m->params, "arguments");
+    if (!json_is_string(name)) {
         out->text = jr_error(m->id, JR_INVALID_PARAMS,
                              "Invalid params: tools/call needs params.name (a string)", NULL);
         return;
     }
-    if (args && !cJSON_IsObject(args)) {
+    if (args && !json_is_object(args)) {
         out->text = jr_error(m->id, JR_INVALID_PARAMS,
                              "Invalid params: params.arguments must be an object", NULL);
         return;
     }
-    const tool_def_t *def = tools_find(name->valuestring);
+    const tool_def_t *def = tools_find(json_string_value(name));
     if (!def) {
         /* Unknown tools are a protocol error (MCP tools, error handling). */
-        char *msg = xasprintf("Unknown tool: %s", name->valuestring);
+        char *msg = xasprintf("Unknown tool: %s", json_string_value(name));
         out->text = jr_error(m->id, JR_INVALID_PARAMS, msg, NULL);
         free(msg);
         return;
@@ -328,9 +331,9 @@ static void do_tools_call(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mc
                              "Invalid Request: a request with this id is still running", NULL);
         return;
     }
-    cJSON *empty = args ? NULL : cJSON_CreateObject();
-    cJSON *result = tools_call(c->srv, &r, def, args ? args : empty, m->has_nul);
-    cJSON_Delete(empty);
+    json_t *empty = args ? NULL : json_object();
+    json_t *result = tools_call(c->srv, &r, def, args ? args : empty, m->has_nul);
+    json_decref(empty);
     req_end(c, &r);
     if (r.wake_fd >= 0)
         close(r.wake_fd);
@@ -352,7 +355,7 @@ static void request(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mcp_repl
     }
     if (!strcmp(meth, "ping")) {
         /* Allowed in every state (MCP lifecycle). */
-        out->text = jr_result(m->id, cJSON_CreateObject());
+        out->text = jr_result(m->id, NULL);
         return;
     }
     pthread_mutex_lock(&c->mu);
@@ -366,15 +369,15 @@ static void request(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mcp_repl
         return;
     }
     if (!strcmp(meth, "tools/list")) {
-        const cJSON *cursor = cJSON_GetObjectItemCaseSensitive(m->params, "cursor");
-        if (cursor && !cJSON_IsString(cursor)) {
+        const json_t *cursor = json_object_get(m->params, "cursor");
+        if (cursor && !json_is_string(cursor)) {
             out->text = jr_error(m->id, JR_INVALID_PARAMS,
                                  "Invalid params: params.cursor must be a string", NULL);
             return;
         }
-        cJSON *r = cJSON_CreateObject();
-        cJSON_AddItemToObject(r, "tools", cJSON_CreateRaw(c->srv->tools_json));
-        out->text = jr_result(m->id, r);
+        char *r = xasprintf("{\"tools\":%s}", c->srv->tools_json);
+        out->text = jr_result_text(m->id, r);
+        free(r);
         return;
     }
     if (!strcmp(meth, "tools/call")) {

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <cJSON.h>
+#include <jansson.h>
 
 #include "janitor.h"
 #include "mcp.h"

@@ -1,7 +1,7 @@
 /* textenc.h — bytes to JSON-safe text: UTF-8 validation and repair, base64.
  *
  * Command output, file contents and file names are arbitrary bytes; JSON
- * strings are UTF-8 text, and cJSON copies whatever bytes it is given. Every
+ * strings are UTF-8 text, and jansson refuses anything else. Every
  * byte string the runtime puts into a response passes through here first, so
  * a hostile or binary stream can neither corrupt the JSON nor stall a session
  * (SPEC §11: drun's non-UTF-8 output hang).

@@ -46,7 +46,7 @@ static void bash_tick(void *ctx, int64_t elapsed_ms, uint64_t out_bytes, uint64_
 /* A notice of the sandbox plan, kept for the result's warnings. */
 static void add_warning(void *ctx, const char *msg)
 {
-    cJSON_AddItemToArray((cJSON *)ctx, cJSON_CreateString(msg));
+    json_array_append_new((json_t *)ctx, jr_string(msg));
 }
 
 /* Refuses the command when the config's command lists say so; true = may run. */
@@ -97,7 +97,7 @@ static bool lists_allow(tool_call_t *tc, const char *cmd, size_t len)
 
 /* Adds name (stdout/stderr) to the result: text, bytes, truncation, and the
  * exact bytes in base64 when the text needed repair. */
-static void add_stream(cJSON *o, const char *name, buf_t *b, uint64_t total, bool *exact)
+static void add_stream(json_t *o, const char *name, buf_t *b, uint64_t total, bool *exact)
 {
     size_t keep = b->len;
     bool truncated = total > b->len;
@@ -106,14 +106,14 @@ static void add_stream(cJSON *o, const char *name, buf_t *b, uint64_t total, boo
     *exact = tc_json_bytes(o, name, b->p ? b->p : "", keep);
     char key[48];
     snprintf(key, sizeof key, "%s_bytes", name);
-    cJSON_AddNumberToObject(o, key, (double)total);
+    json_object_set_new(o, key, json_integer(total));
     snprintf(key, sizeof key, "%s_truncated", name);
-    cJSON_AddBoolToObject(o, key, truncated);
+    json_object_set_new(o, key, json_boolean(truncated));
     if (!*exact) {
         buf_t enc = BUF_INIT;
         rt_base64_encode(b->p ? b->p : "", b->len, &enc);
         snprintf(key, sizeof key, "%s_base64", name);
-        cJSON_AddStringToObject(o, key, buf_cstr(&enc));
+        json_object_set_new(o, key, json_string(buf_cstr(&enc)));
         buf_free(&enc);
     }
 }
@@ -140,7 +140,7 @@ static void signal_name(int sig, char out[32])
         snprintf(out, 32, "signal %d", sig);
 }
 
-static void run_bash(tool_call_t *tc, const cJSON *args)
+static void run_bash(tool_call_t *tc, const json_t *args)
 {
     const char *cmd = tc_arg_str(args, "command", "");
     size_t len = strlen(cmd);
@@ -159,7 +159,7 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
     bool lowered = timeout > limit;
     if (lowered)
         timeout = limit;
-    const cJSON *in = cJSON_GetObjectItemCaseSensitive(args, "stdin");
+    const char *in = tc_arg_str(args, "stdin", NULL);
     char *argv[] = {(char *)tc->srv->shell, "-c", (char *)cmd, NULL};
     bash_ctx_t ctx = {tc, s, timeout};
     exec_spec_t spec = {
@@ -170,8 +170,8 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
         .scratch = s->scratch,
         .hide = sessions_root(tc->srv->sessions),
         .argv = argv,
-        .input = cJSON_IsString(in) ? in->valuestring : NULL,
-        .input_len = cJSON_IsString(in) ? strlen(in->valuestring) : 0,
+        .input = in,
+        .input_len = in ? strlen(in) : 0,
         .timeout_ms = timeout,
         .out_cap = OUTPUT_CAP,
         .err_cap = OUTPUT_CAP,
@@ -182,7 +182,7 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
         .ctx = &ctx,
     };
     exec_result_t r;
-    cJSON *warnings = cJSON_CreateArray();
+    json_t *warnings = json_array();
     atomic_fetch_add(&s->running, 1);
     /* what the plan had to do that the agent must hear of (a directory it
      * could not list, hidden rather than left unchecked): the plan runs in
@@ -192,7 +192,7 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
     bwrap_set_notice_sink(NULL, NULL);
     atomic_fetch_sub(&s->running, 1);
     if (!started) {
-        cJSON_Delete(warnings);
+        json_decref(warnings);
         tc_fail(tc, "The sandbox could not be set up, so the command did not run: %s",
                 r.error);
         log_warn("session %s: sandbox setup failed: %s", s->id, r.error);
@@ -201,7 +201,7 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
         return;
     }
     if (r.setup_failed) {
-        cJSON_Delete(warnings);
+        json_decref(warnings);
         buf_t msg = BUF_INIT;
         rt_utf8_sanitize(r.err.p, r.err.len, &msg);
         tc_fail(tc, "The sandbox could not be set up, so the command did not run: %s",
@@ -218,26 +218,22 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
     char sig[32] = "";
     if (r.signal)
         signal_name(r.signal, sig);
-    cJSON *o = tc->out;
-    cJSON_AddStringToObject(o, "session_id", s->id);
-    if (r.exit_code >= 0)
-        cJSON_AddNumberToObject(o, "exit_code", r.exit_code);
-    else
-        cJSON_AddNullToObject(o, "exit_code");
-    if (r.signal)
-        cJSON_AddStringToObject(o, "signal", sig);
-    else
-        cJSON_AddNullToObject(o, "signal");
-    cJSON_AddBoolToObject(o, "timed_out", r.timed_out);
-    cJSON_AddBoolToObject(o, "cancelled", r.stopped);
-    cJSON_AddNumberToObject(o, "duration_ms", (double)(int64_t)(r.wall_ms * 1000) / 1000.0);
-    cJSON_AddNumberToObject(o, "timeout_ms", (double)timeout);
+    json_t *o = tc->out;
+    json_object_set_new(o, "session_id", jr_string(s->id));
+    json_object_set_new(o, "exit_code",
+                        r.exit_code >= 0 ? json_integer(r.exit_code) : json_null());
+    json_object_set_new(o, "signal", r.signal ? json_string(sig) : json_null());
+    json_object_set_new(o, "timed_out", json_boolean(r.timed_out));
+    json_object_set_new(o, "cancelled", json_boolean(r.stopped));
+    json_object_set_new(o, "duration_ms",
+                        json_real((double)(int64_t)(r.wall_ms * 1000) / 1000.0));
+    json_object_set_new(o, "timeout_ms", json_integer(timeout));
     bool out_exact, err_exact;
     add_stream(o, "stdout", &r.out, r.out_total, &out_exact);
     add_stream(o, "stderr", &r.err, r.err_total, &err_exact);
-    bool warned = cJSON_GetArraySize(warnings) > 0;
+    bool warned = json_array_size(warnings) > 0;
     if (warned)
-        cJSON_AddItemToObject(o, "warnings", warnings);
+        json_object_set(o, "warnings", warnings);
 
     buf_t *t = &tc->text;
     if (r.timed_out)
@@ -258,10 +254,9 @@ static void run_bash(tool_call_t *tc, const cJSON *args)
         buf_printf(t, "Exit code %d after %.1f ms.", r.exit_code, r.wall_ms);
     if (lowered)
         buf_printf(t, " (timeout_ms was lowered to bash_timeout_ms = %lld.)", (long long)limit);
-    for (int i = 0; warned && i < cJSON_GetArraySize(warnings); i++)
-        buf_printf(t, "\nWarning: %s", cJSON_GetArrayItem(warnings, i)->valuestring);
-    if (!warned)
-        cJSON_Delete(warnings);
+    for (size_t i = 0; i < json_array_size(warnings); i++)
+        buf_printf(t, "\nWarning: %s", json_string_value(json_array_get(warnings, i)));
+    json_decref(warnings); /* tc->out holds its own reference when warned */
     render_stream(t, "stdout", &r.out, r.out_total, out_exact);
     render_stream(t, "stderr", &r.err, r.err_total, err_exact);
     exec_result_free(&r);

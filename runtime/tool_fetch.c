@@ -68,7 +68,7 @@ static bool fetch_progress(void *ctx, long long bytes)
     return true;
 }
 
-static void run_fetch(tool_call_t *tc, const cJSON *args)
+static void run_fetch(tool_call_t *tc, const json_t *args)
 {
     const char *url = tc_arg_str(args, "url", "");
     const char *save_as = tc_arg_str(args, "save_as", "");
@@ -185,17 +185,17 @@ static void run_fetch(tool_call_t *tc, const cJSON *args)
         goto out;
     }
 
-    cJSON *o = tc->out;
-    cJSON_AddStringToObject(o, "session_id", s->id);
+    json_t *o = tc->out;
+    json_object_set_new(o, "session_id", jr_string(s->id));
     tc_json_bytes(o, "url", url, strlen(url));
     if (res.final_url)
         tc_json_bytes(o, "final_url", res.final_url, strlen(res.final_url));
-    cJSON_AddNumberToObject(o, "status", res.http_status);
+    json_object_set_new(o, "status", json_integer(res.http_status));
     if (res.content_type)
         tc_json_bytes(o, "content_type", res.content_type, strlen(res.content_type));
-    cJSON_AddNumberToObject(o, "bytes", (double)res.bytes);
+    json_object_set_new(o, "bytes", json_integer(res.bytes));
     tc_json_bytes(o, "path", rel.p, rel.len);
-    cJSON_AddNumberToObject(o, "redirects", res.redirects);
+    json_object_set_new(o, "redirects", json_integer(res.redirects));
     buf_printf(&tc->text, "Fetched %s: HTTP %d, %lld bytes%s%s, saved to %s", res.final_url ? res.final_url : url,
                res.http_status, res.bytes, res.content_type ? " of " : "",
                res.content_type ? res.content_type : "", rel.p);

@@ -63,7 +63,7 @@ static void fail_open(tool_call_t *tc, const char *path, int err)
 }
 
 /* Normalises args.path; "" (the workspace itself) only when allow_root. */
-static bool get_path(tool_call_t *tc, const cJSON *args, bool allow_root, buf_t *rel)
+static bool get_path(tool_call_t *tc, const json_t *args, bool allow_root, buf_t *rel)
 {
     const char *why = NULL;
     const char *path = tc_arg_str(args, "path", "");
@@ -129,7 +129,7 @@ static bool atomic_write(int parentfd, const char *name, const char *data, size_
     return ok;
 }
 
-static void run_write(tool_call_t *tc, const cJSON *args)
+static void run_write(tool_call_t *tc, const json_t *args)
 {
     buf_t rel = BUF_INIT, data = BUF_INIT;
     const char *content = tc_arg_str(args, "content", "");
@@ -217,12 +217,12 @@ static void run_write(tool_call_t *tc, const cJSON *args)
         fail_open(tc, rel.p, errno);
         goto unlock;
     }
-    cJSON_AddStringToObject(tc->out, "session_id", s->id);
+    json_object_set_new(tc->out, "session_id", jr_string(s->id));
     tc_json_bytes(tc->out, "path", rel.p, rel.len);
-    cJSON_AddNumberToObject(tc->out, "bytes", (double)data.len);
-    cJSON_AddBoolToObject(tc->out, "created", !exists);
-    cJSON_AddNumberToObject(tc->out, "workspace_bytes", (double)after);
-    cJSON_AddNumberToObject(tc->out, "workspace_limit_bytes", (double)limit);
+    json_object_set_new(tc->out, "bytes", json_integer(data.len));
+    json_object_set_new(tc->out, "created", json_boolean(!exists));
+    json_object_set_new(tc->out, "workspace_bytes", json_integer(after));
+    json_object_set_new(tc->out, "workspace_limit_bytes", json_integer(limit));
     buf_printf(&tc->text, "%s %s: %zu bytes (workspace now %llu of %llu bytes).",
                exists ? "Replaced" : "Created", rel.p, data.len, (unsigned long long)after,
                (unsigned long long)limit);
@@ -268,7 +268,7 @@ const tool_def_t tool_session_write_file = {
 
 /* ---- session_read_file ---------------------------------------------------------------- */
 
-static void run_read(tool_call_t *tc, const cJSON *args)
+static void run_read(tool_call_t *tc, const json_t *args)
 {
     buf_t rel = BUF_INIT, data = BUF_INIT;
     if (!get_path(tc, args, false, &rel))
@@ -319,16 +319,16 @@ static void run_read(tool_call_t *tc, const cJSON *args)
         n = data.len;
     more = offset + n < size;
 
-    cJSON_AddStringToObject(tc->out, "session_id", s->id);
+    json_object_set_new(tc->out, "session_id", jr_string(s->id));
     tc_json_bytes(tc->out, "path", rel.p, rel.len);
-    cJSON_AddNumberToObject(tc->out, "size", (double)size);
-    cJSON_AddNumberToObject(tc->out, "offset", (double)offset);
-    cJSON_AddNumberToObject(tc->out, "bytes", (double)n);
-    cJSON_AddBoolToObject(tc->out, "truncated", more);
+    json_object_set_new(tc->out, "size", json_integer(size));
+    json_object_set_new(tc->out, "offset", json_integer(offset));
+    json_object_set_new(tc->out, "bytes", json_integer(n));
+    json_object_set_new(tc->out, "truncated", json_boolean(more));
     if (text) {
         bool exact = tc_json_bytes(tc->out, "content", data.p, n);
-        cJSON_AddStringToObject(tc->out, "encoding", "utf-8");
-        cJSON_AddBoolToObject(tc->out, "exact", exact);
+        json_object_set_new(tc->out, "encoding", jr_string("utf-8"));
+        json_object_set_new(tc->out, "exact", json_boolean(exact));
         buf_printf(&tc->text, "%s: %llu bytes from offset %llu of %llu%s%s\n", rel.p,
                    (unsigned long long)n, (unsigned long long)offset, (unsigned long long)size,
                    more ? " (more follows: read again with a larger offset)" : "",
@@ -338,9 +338,9 @@ static void run_read(tool_call_t *tc, const cJSON *args)
     } else {
         buf_t b64 = BUF_INIT;
         rt_base64_encode(data.p, n, &b64);
-        cJSON_AddStringToObject(tc->out, "content", buf_cstr(&b64));
-        cJSON_AddStringToObject(tc->out, "encoding", "base64");
-        cJSON_AddBoolToObject(tc->out, "exact", true);
+        json_object_set_new(tc->out, "content", jr_string(buf_cstr(&b64)));
+        json_object_set_new(tc->out, "encoding", jr_string("base64"));
+        json_object_set_new(tc->out, "exact", json_boolean(true));
         buf_printf(&tc->text, "%s: %llu bytes of binary data from offset %llu of %llu%s, "
                               "base64-encoded:\n%s",
                    rel.p, (unsigned long long)n, (unsigned long long)offset,
@@ -393,7 +393,7 @@ const tool_def_t tool_session_read_file = {
 typedef struct lister {
     tool_call_t *tc;
     access_t *acc;
-    cJSON *entries;
+    json_t *entries;
     size_t count, max;
     bool truncated;
     bool recursive;
@@ -443,15 +443,15 @@ static void list_dir(lister_t *l, int dirfd, const char *prefix, int depth)
             free(path);
             continue;
         }
-        cJSON *o = cJSON_CreateObject();
+        json_t *o = json_object();
         tc_json_bytes(o, "path", path, strlen(path));
-        cJSON_AddStringToObject(o, "type", type_name(st.st_mode));
-        cJSON_AddNumberToObject(o, "size", (double)st.st_size);
+        json_object_set_new(o, "type", jr_string(type_name(st.st_mode)));
+        json_object_set_new(o, "size", json_integer(st.st_size));
         char mode[8], when[32];
         snprintf(mode, sizeof mode, "%04o", (unsigned)(st.st_mode & 07777));
-        cJSON_AddStringToObject(o, "mode", mode);
+        json_object_set_new(o, "mode", jr_string(mode));
         tc_iso_time((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000, when);
-        cJSON_AddStringToObject(o, "mtime", when);
+        json_object_set_new(o, "mtime", jr_string(when));
         if (S_ISLNK(st.st_mode)) {
             /* Shown, never followed: readlinkat reads the link itself. */
             char target[4096];
@@ -459,7 +459,7 @@ static void list_dir(lister_t *l, int dirfd, const char *prefix, int depth)
             if (n >= 0)
                 tc_json_bytes(o, "target", target, (size_t)n);
         }
-        cJSON_AddItemToArray(l->entries, o);
+        json_array_append_new(l->entries, o);
         l->count++;
         buf_printf(&l->tc->text, "%-7s %10lld  %s%s\n", type_name(st.st_mode),
                    (long long)st.st_size, path, S_ISDIR(st.st_mode) ? "/" : "");
@@ -481,7 +481,7 @@ static void list_dir(lister_t *l, int dirfd, const char *prefix, int depth)
     vec_free(&names);
 }
 
-static void run_list_files(tool_call_t *tc, const cJSON *args)
+static void run_list_files(tool_call_t *tc, const json_t *args)
 {
     buf_t rel = BUF_INIT;
     if (!get_path(tc, args, true, &rel))
@@ -505,14 +505,14 @@ static void run_list_files(tool_call_t *tc, const cJSON *args)
         .max = (size_t)tc_arg_int(args, "max_entries", LIST_DEFAULT),
         .recursive = tc_arg_bool(args, "recursive", false),
     };
-    cJSON_AddStringToObject(tc->out, "session_id", s->id);
+    json_object_set_new(tc->out, "session_id", jr_string(s->id));
     tc_json_bytes(tc->out, "path", rel.p, rel.len);
-    l.entries = cJSON_AddArrayToObject(tc->out, "entries");
+    l.entries = jr_add_array(tc->out, "entries");
     list_dir(&l, dfd, rel.p, 0);
     access_end(l.acc);
     close(dfd);
-    cJSON_AddNumberToObject(tc->out, "count", (double)l.count);
-    cJSON_AddBoolToObject(tc->out, "truncated", l.truncated);
+    json_object_set_new(tc->out, "count", json_integer(l.count));
+    json_object_set_new(tc->out, "truncated", json_boolean(l.truncated));
     if (!l.count)
         buf_printf(&tc->text, "%s is empty.\n", rel.len ? rel.p : "The workspace");
     if (l.truncated)

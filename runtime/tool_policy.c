@@ -6,9 +6,9 @@
 #include "lattice.h"
 #include "tools.h"
 
-static void add_entries(cJSON *obj, const char *key, const str_entry_t *v, size_t n)
+static void add_entries(json_t *obj, const char *key, const str_entry_t *v, size_t n)
 {
-    cJSON *a = cJSON_AddArrayToObject(obj, key);
+    json_t *a = jr_add_array(obj, key);
     for (size_t i = 0; i < n; i++)
         tc_json_bytes(a, NULL, v[i].s, strlen(v[i].s));
 }
@@ -16,51 +16,51 @@ static void add_entries(cJSON *obj, const char *key, const str_entry_t *v, size_
 /* The runtime-owned paths (SPEC §13): built-in caps at none that no grant
  * lifts, the defaults below home and what this server registered (its state
  * dir, config, artifacts, token file). */
-static void add_runtime_owned(cJSON *fs)
+static void add_runtime_owned(json_t *fs)
 {
     for (int reg = 0; reg < 2; reg++) {
         const char *why, *path;
         for (size_t i = 0; (path = reg ? runtime_owned_at(i, &why) : runtime_owned_default_at(i, &why)); i++) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "rule", rule_kind_key(RK_RUNTIME));
+            json_t *o = json_object();
+            json_object_set_new(o, "rule", jr_string(rule_kind_key(RK_RUNTIME)));
             tc_json_bytes(o, "path", path, strlen(path));
-            cJSON_AddStringToObject(o, "level", level_name(LVL_NONE));
-            cJSON_AddBoolToObject(o, "cap", true);
+            json_object_set_new(o, "level", jr_string(level_name(LVL_NONE)));
+            json_object_set_new(o, "cap", json_boolean(true));
             tc_json_bytes(o, "at", why, strlen(why));
-            cJSON_AddItemToArray(fs, o);
+            json_array_append_new(fs, o);
         }
     }
 }
 
-static void add_summary(tool_call_t *tc, cJSON *out)
+static void add_summary(tool_call_t *tc, json_t *out)
 {
     const policy_t *p = tc->lp->pol;
-    cJSON *pol = cJSON_AddObjectToObject(out, "policy");
-    cJSON *set = cJSON_AddObjectToObject(pol, "settings");
+    json_t *pol = jr_add_object(out, "policy");
+    json_t *set = jr_add_object(pol, "settings");
     for (int i = 0; i < S_COUNT; i++) {
         const setting_info_t *si = &setting_table[i];
         char *key = si->table ? xasprintf("%s.%s", si->table, si->key) : xstrdup(si->key);
         if (si->boolean)
-            cJSON_AddBoolToObject(set, key, p->set[i].v != 0);
+            json_object_set_new(set, key, json_boolean(p->set[i].v != 0));
         else
-            cJSON_AddNumberToObject(set, key, (double)p->set[i].v);
+            json_object_set_new(set, key, json_integer(p->set[i].v));
         free(key);
     }
-    cJSON *doms = cJSON_AddArrayToObject(pol, "domain_allowlist");
+    json_t *doms = jr_add_array(pol, "domain_allowlist");
     for (size_t i = 0; i < p->domains.n; i++)
         tc_json_bytes(doms, NULL, p->domains.v[i].written, strlen(p->domains.v[i].written));
     add_entries(pol, "bash_command_denylist", p->cmd_deny.v, p->cmd_deny.n);
     add_entries(pol, "bash_command_allowlist", p->cmd_allow.v, p->cmd_allow.n);
     add_entries(pol, "env_allowlist", p->env_allowlist.v, p->env_allowlist.n);
     add_entries(pol, "env_passthrough", p->env_passthrough.v, p->env_passthrough.n);
-    cJSON *fs = cJSON_AddArrayToObject(pol, "filesystem");
+    json_t *fs = jr_add_array(pol, "filesystem");
     for (size_t i = 0; i < p->rules.n; i++) {
         const rule_t *r = &p->rules.v[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "rule", rule_kind_key(r->kind));
+        json_t *o = json_object();
+        json_object_set_new(o, "rule", jr_string(rule_kind_key(r->kind)));
         tc_json_bytes(o, "path", r->written ? r->written : "", r->written ? strlen(r->written) : 0);
-        cJSON_AddStringToObject(o, "level", level_name(r->level));
-        cJSON_AddBoolToObject(o, "cap", r->cap);
+        json_object_set_new(o, "level", jr_string(level_name(r->level)));
+        json_object_set_new(o, "cap", json_boolean(r->cap));
         buf_t at = BUF_INIT;
         if (r->src)
             tc_where(tc, r->span, &at);
@@ -68,44 +68,44 @@ static void add_summary(tool_call_t *tc, cJSON *out)
             buf_adds(&at, r->origin ? r->origin : "built-in");
         tc_json_bytes(o, "at", at.p, at.len);
         buf_free(&at);
-        cJSON_AddItemToArray(fs, o);
+        json_array_append_new(fs, o);
     }
     add_runtime_owned(fs);
 }
 
-static void run_get_policy(tool_call_t *tc, const cJSON *args)
+static void run_get_policy(tool_call_t *tc, const json_t *args)
 {
     (void)args;
     reload_stats_t st;
     reload_get_stats(tc->srv->reload, &st);
     const char *state = !tc->lp ? "none" : st.error ? "stale" : "ok";
-    cJSON *o = tc->out;
-    cJSON_AddStringToObject(o, "state", state);
-    cJSON_AddStringToObject(o, "mode", reload_mode_name(st.mode));
+    json_t *o = tc->out;
+    json_object_set_new(o, "state", jr_string(state));
+    json_object_set_new(o, "mode", jr_string(reload_mode_name(st.mode)));
     if (st.watched)
         tc_json_bytes(o, "watched", st.watched, strlen(st.watched));
     if (tc->lp) {
         char when[32];
         tc_iso_time(tc->lp->loaded_ms, when);
         tc_json_bytes(o, "source", tc->lp->source, strlen(tc->lp->source));
-        cJSON_AddNumberToObject(o, "generation", (double)tc->lp->generation);
-        cJSON_AddStringToObject(o, "loaded_at", when);
+        json_object_set_new(o, "generation", json_integer(tc->lp->generation));
+        json_object_set_new(o, "loaded_at", jr_string(when));
     }
-    cJSON *c = cJSON_AddObjectToObject(o, "counters");
-    cJSON_AddNumberToObject(c, "checks", (double)st.checks);
-    cJSON_AddNumberToObject(c, "compiles", (double)st.compiles);
-    cJSON_AddNumberToObject(c, "reloads", (double)st.reloads);
-    cJSON_AddNumberToObject(c, "failures", (double)st.failures);
-    cJSON_AddNumberToObject(c, "check_ns_total", (double)st.check_ns);
+    json_t *c = jr_add_object(o, "counters");
+    json_object_set_new(c, "checks", json_integer(st.checks));
+    json_object_set_new(c, "compiles", json_integer(st.compiles));
+    json_object_set_new(c, "reloads", json_integer(st.reloads));
+    json_object_set_new(c, "failures", json_integer(st.failures));
+    json_object_set_new(c, "check_ns_total", json_integer(st.check_ns));
     if (st.error) {
         char when[32];
         tc_iso_time(st.error_ms, when);
         tc_json_bytes(o, "error", st.error, strlen(st.error));
-        cJSON_AddStringToObject(o, "error_at", when);
+        json_object_set_new(o, "error_at", jr_string(when));
     }
-    cJSON_AddStringToObject(o, "transport", tc->srv->transport);
-    cJSON_AddStringToObject(o, "server_version", DRUN_VERSION);
-    cJSON_AddNumberToObject(o, "sessions_open", (double)sessions_count(tc->srv->sessions));
+    json_object_set_new(o, "transport", jr_string(tc->srv->transport));
+    json_object_set_new(o, "server_version", jr_string(DRUN_VERSION));
+    json_object_set_new(o, "sessions_open", json_integer(sessions_count(tc->srv->sessions)));
 
     if (tc->lp)
         buf_printf(&tc->text, "Policy generation %llu from %s (%s mode), state %s.\n",
@@ -122,7 +122,7 @@ static void run_get_policy(tool_call_t *tc, const cJSON *args)
         buf_printf(&tc->text, "The config does not compile:\n%s\n", st.error);
     if (tc->lp) {
         add_summary(tc, o);
-        char *summary = jr_print(cJSON_GetObjectItemCaseSensitive(o, "policy"));
+        char *summary = jr_print(json_object_get(o, "policy"));
         buf_printf(&tc->text, "Policy: %s", summary);
         free(summary);
     }

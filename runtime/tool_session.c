@@ -11,18 +11,24 @@
 
 /* ---- create_session -------------------------------------------------------------------- */
 
-static void add_limits(tool_call_t *tc, cJSON *obj)
+static void add_limits(tool_call_t *tc, json_t *obj)
 {
-    cJSON *l = cJSON_AddObjectToObject(obj, "limits");
-    cJSON_AddNumberToObject(l, "bash_timeout_ms", (double)tc_setting(tc, S_BASH_TIMEOUT_MS));
-    cJSON_AddNumberToObject(l, "max_workspace_mb", (double)tc_setting(tc, S_MAX_WORKSPACE_MB));
-    cJSON_AddNumberToObject(l, "session_idle_timeout_secs",
-                            (double)tc_setting(tc, S_SESSION_IDLE_TIMEOUT_SECS));
-    cJSON_AddNumberToObject(l, "max_sessions", (double)tc_setting(tc, S_MAX_SESSIONS));
-    cJSON_AddNumberToObject(l, "fetch_max_bytes", (double)tc_setting(tc, S_FETCH_MAX_BYTES));
+    json_t *l = jr_add_object(obj, "limits");
+    static const struct {
+        const char *key;
+        setting_id_t id;
+    } limits[] = {
+        {"bash_timeout_ms", S_BASH_TIMEOUT_MS},
+        {"max_workspace_mb", S_MAX_WORKSPACE_MB},
+        {"session_idle_timeout_secs", S_SESSION_IDLE_TIMEOUT_SECS},
+        {"max_sessions", S_MAX_SESSIONS},
+        {"fetch_max_bytes", S_FETCH_MAX_BYTES},
+    };
+    for (size_t i = 0; i < sizeof limits / sizeof *limits; i++)
+        json_object_set_new(l, limits[i].key, json_integer(tc_setting(tc, limits[i].id)));
 }
 
-static void run_create(tool_call_t *tc, const cJSON *args)
+static void run_create(tool_call_t *tc, const json_t *args)
 {
     char *err = NULL;
     session_t *s = sessions_create(tc->srv->sessions, &tc->req->who,
@@ -35,11 +41,11 @@ static void run_create(tool_call_t *tc, const cJSON *args)
     }
     char when[32];
     tc_iso_time(s->created_ms, when);
-    cJSON_AddStringToObject(tc->out, "session_id", s->id);
+    json_object_set_new(tc->out, "session_id", jr_string(s->id));
     tc_json_bytes(tc->out, "label", s->label, strlen(s->label));
     tc_json_bytes(tc->out, "workspace", s->workspace, strlen(s->workspace));
     tc_json_bytes(tc->out, "scratch", s->scratch, strlen(s->scratch));
-    cJSON_AddStringToObject(tc->out, "created_at", when);
+    json_object_set_new(tc->out, "created_at", jr_string(when));
     add_limits(tc, tc->out);
     buf_printf(&tc->text,
                "Session %s created. Pass session_id \"%s\" to the session_* tools; paths are "
@@ -80,37 +86,38 @@ const tool_def_t tool_create_session = {
 
 /* ---- session_list ------------------------------------------------------------------------ */
 
-static void run_list(tool_call_t *tc, const cJSON *args)
+static void run_list(tool_call_t *tc, const json_t *args)
 {
     (void)args;
     session_info_t *v;
     /* The caller's own sessions only: an ID handed over still works, but
      * nobody learns another client's IDs from this list (SPEC §12). */
     size_t n = sessions_list(tc->srv->sessions, &tc->req->who, &v);
-    cJSON *arr = cJSON_AddArrayToObject(tc->out, "sessions");
+    json_t *arr = jr_add_array(tc->out, "sessions");
     buf_printf(&tc->text, "%zu open session%s of this client", n, n == 1 ? "" : "s");
     if (tc->lp)
         buf_printf(&tc->text, " (max_sessions %lld)", (long long)tc_setting(tc, S_MAX_SESSIONS));
     buf_adds(&tc->text, n ? ":\n" : ".");
     for (size_t i = 0; i < n; i++) {
-        cJSON *o = cJSON_CreateObject();
+        json_t *o = json_object();
         char when[32];
         tc_iso_time(v[i].created_ms, when);
-        cJSON_AddStringToObject(o, "session_id", v[i].id);
+        json_object_set_new(o, "session_id", jr_string(v[i].id));
         tc_json_bytes(o, "label", v[i].label, strlen(v[i].label));
         tc_json_bytes(o, "workspace", v[i].workspace, strlen(v[i].workspace));
-        cJSON_AddStringToObject(o, "created_at", when);
-        cJSON_AddNumberToObject(o, "idle_secs", (double)(v[i].idle_ms / 1000));
-        cJSON_AddNumberToObject(o, "running_commands", v[i].running);
-        cJSON_AddItemToArray(arr, o);
+        json_object_set_new(o, "created_at", jr_string(when));
+        json_object_set_new(o, "idle_secs", json_integer(v[i].idle_ms / 1000));
+        json_object_set_new(o, "running_commands", json_integer(v[i].running));
+        json_array_append_new(arr, o);
         buf_printf(&tc->text, "- %s%s%s%s created %s, idle %llds, %d command%s running\n",
                    v[i].id, *v[i].label ? " (" : "", v[i].label, *v[i].label ? ")" : "", when,
                    (long long)(v[i].idle_ms / 1000), v[i].running,
                    v[i].running == 1 ? "" : "s");
     }
-    cJSON_AddNumberToObject(tc->out, "count", (double)n);
+    json_object_set_new(tc->out, "count", json_integer(n));
     if (tc->lp)
-        cJSON_AddNumberToObject(tc->out, "max_sessions", (double)tc_setting(tc, S_MAX_SESSIONS));
+        json_object_set_new(tc->out, "max_sessions",
+                            json_integer(tc_setting(tc, S_MAX_SESSIONS)));
     sessions_info_free(v, n);
 }
 
@@ -136,7 +143,7 @@ const tool_def_t tool_session_list = {
 
 /* ---- session_close ----------------------------------------------------------------------- */
 
-static void run_close(tool_call_t *tc, const cJSON *args)
+static void run_close(tool_call_t *tc, const json_t *args)
 {
     const char *id = tc_arg_str(args, "session_id", "");
     char *err = NULL;
@@ -145,8 +152,8 @@ static void run_close(tool_call_t *tc, const cJSON *args)
         free(err);
         return;
     }
-    cJSON_AddStringToObject(tc->out, "session_id", id);
-    cJSON_AddBoolToObject(tc->out, "closed", true);
+    json_object_set_new(tc->out, "session_id", jr_string(id));
+    json_object_set_new(tc->out, "closed", json_boolean(true));
     buf_printf(&tc->text,
                "Session %s closed: its commands were stopped and its workspace and scratch "
                "directories removed.",
@@ -177,37 +184,38 @@ static bool allowlisted(const policy_t *p, const char *name)
     return false;
 }
 
-static void add_var(tool_call_t *tc, cJSON *vars, cJSON *unset, const char *name)
+static void add_var(tool_call_t *tc, json_t *vars, json_t *unset, const char *name)
 {
     /* Values come from drun-mcp's own environment, and only for names the
      * operator listed in env_allowlist: the sandbox itself starts from an
      * empty environment, so this tool is the one door for host values. */
-    if (cJSON_GetObjectItemCaseSensitive(vars, name))
+    if (json_object_get(vars, name))
         return; /* asked twice */
     const char *v = getenv(name);
     if (v) {
         tc_json_bytes(vars, name, v, strlen(v));
         buf_printf(&tc->text, "%s=%s\n", name, v);
     } else {
-        cJSON_AddItemToArray(unset, cJSON_CreateString(name));
+        json_array_append_new(unset, jr_string(name));
         buf_printf(&tc->text, "%s is not set\n", name);
     }
 }
 
-static void run_get_env(tool_call_t *tc, const cJSON *args)
+static void run_get_env(tool_call_t *tc, const json_t *args)
 {
     session_t *s = tc_session(tc, args);
     if (!s)
         return;
     const policy_t *p = tc->lp->pol;
-    const cJSON *names = cJSON_GetObjectItemCaseSensitive(args, "names");
+    const json_t *names = json_object_get(args, "names");
     buf_t denied = BUF_INIT;
-    const cJSON *n;
-    cJSON_ArrayForEach(n, names) if (!allowlisted(p, n->valuestring))
-        buf_printf(&denied, "%s%s", denied.len ? ", " : "", n->valuestring);
+    size_t i;
+    const json_t *n;
+    json_array_foreach(names, i, n) if (!allowlisted(p, json_string_value(n)))
+        buf_printf(&denied, "%s%s", denied.len ? ", " : "", json_string_value(n));
     if (denied.len) {
         buf_t allowed = BUF_INIT;
-        for (size_t i = 0; i < p->env_allowlist.n; i++)
+        for (i = 0; i < p->env_allowlist.n; i++)
             buf_printf(&allowed, "%s%s", i ? ", " : "", p->env_allowlist.v[i].s);
         tc_fail(tc,
                 "Not in env_allowlist: %s. Only these names may be read: %s. Ask the operator "
@@ -219,16 +227,16 @@ static void run_get_env(tool_call_t *tc, const cJSON *args)
         return;
     }
     buf_free(&denied);
-    cJSON_AddStringToObject(tc->out, "session_id", s->id);
-    cJSON *vars = cJSON_AddObjectToObject(tc->out, "variables");
-    cJSON *unset = cJSON_AddArrayToObject(tc->out, "unset");
-    cJSON *allow = cJSON_AddArrayToObject(tc->out, "allowlist");
-    for (size_t i = 0; i < p->env_allowlist.n; i++)
-        cJSON_AddItemToArray(allow, cJSON_CreateString(p->env_allowlist.v[i].s));
+    json_object_set_new(tc->out, "session_id", jr_string(s->id));
+    json_t *vars = jr_add_object(tc->out, "variables");
+    json_t *unset = jr_add_array(tc->out, "unset");
+    json_t *allow = jr_add_array(tc->out, "allowlist");
+    for (i = 0; i < p->env_allowlist.n; i++)
+        json_array_append_new(allow, jr_string(p->env_allowlist.v[i].s));
     if (names) {
-        cJSON_ArrayForEach(n, names) add_var(tc, vars, unset, n->valuestring);
+        json_array_foreach(names, i, n) add_var(tc, vars, unset, json_string_value(n));
     } else {
-        for (size_t i = 0; i < p->env_allowlist.n; i++)
+        for (i = 0; i < p->env_allowlist.n; i++)
             add_var(tc, vars, unset, p->env_allowlist.v[i].s);
         if (!p->env_allowlist.n)
             buf_adds(&tc->text, "env_allowlist is empty: no host variable may be read.");

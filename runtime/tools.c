@@ -22,13 +22,13 @@ static const tool_def_t *const tool_table[] = {
 
 /* Parsed input schemas, index-aligned with tool_table; built once and then
  * only read, by any number of threads. */
-static cJSON *input_schemas[NTOOLS];
+static json_t *input_schemas[NTOOLS];
 static pthread_once_t schemas_once = PTHREAD_ONCE_INIT;
 
-static cJSON *parse_schema(const char *tool, const char *text)
+static json_t *parse_schema(const char *tool, const char *text)
 {
-    cJSON *s = cJSON_Parse(text);
-    if (!cJSON_IsObject(s)) {
+    json_t *s = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+    if (!json_is_object(s)) {
         log_error("built-in schema of %s is not valid JSON", tool);
         abort();
     }
@@ -49,7 +49,7 @@ const tool_def_t *tools_find(const char *name)
     return NULL;
 }
 
-static const cJSON *input_schema_of(const tool_def_t *def)
+static const json_t *input_schema_of(const tool_def_t *def)
 {
     pthread_once(&schemas_once, parse_schemas);
     for (size_t i = 0; i < NTOOLS; i++)
@@ -60,32 +60,32 @@ static const cJSON *input_schema_of(const tool_def_t *def)
 
 char *tools_list_json(void)
 {
-    cJSON *arr = cJSON_CreateArray();
+    json_t *arr = json_array();
     for (size_t i = 0; i < NTOOLS; i++) {
         const tool_def_t *d = tool_table[i];
-        cJSON *t = cJSON_CreateObject();
-        cJSON_AddStringToObject(t, "name", d->name);
-        cJSON_AddStringToObject(t, "title", d->title);
-        cJSON_AddStringToObject(t, "description", d->description);
-        cJSON_AddItemToObject(t, "inputSchema", parse_schema(d->name, d->input_schema));
-        cJSON *out = parse_schema(d->name, d->output_schema);
+        json_t *t = json_object();
+        json_object_set_new(t, "name", jr_string(d->name));
+        json_object_set_new(t, "title", jr_string(d->title));
+        json_object_set_new(t, "description", jr_string(d->description));
+        json_object_set_new(t, "inputSchema", parse_schema(d->name, d->input_schema));
+        json_t *out = parse_schema(d->name, d->output_schema);
         /* Every result may carry the config's diagnostic (reload.h). */
-        cJSON *props = cJSON_GetObjectItemCaseSensitive(out, "properties");
-        cJSON *w = cJSON_AddObjectToObject(props, "policy_warning");
-        cJSON_AddStringToObject(w, "type", "string");
-        cJSON_AddStringToObject(w, "description",
-                                "present while the config on disk does not compile: the "
-                                "diagnostic, and that the last good policy stays in force");
-        cJSON_AddItemToObject(t, "outputSchema", out);
-        cJSON *a = cJSON_AddObjectToObject(t, "annotations");
-        cJSON_AddStringToObject(a, "title", d->title);
-        cJSON_AddBoolToObject(a, "readOnlyHint", d->read_only);
-        cJSON_AddBoolToObject(a, "destructiveHint", d->destructive);
-        cJSON_AddBoolToObject(a, "openWorldHint", d->open_world);
-        cJSON_AddItemToArray(arr, t);
+        json_t *w = jr_add_object(json_object_get(out, "properties"), "policy_warning");
+        json_object_set_new(w, "type", json_string("string"));
+        json_object_set_new(w, "description",
+                            json_string("present while the config on disk does not compile: "
+                                        "the diagnostic, and that the last good policy stays "
+                                        "in force"));
+        json_object_set_new(t, "outputSchema", out);
+        json_t *a = jr_add_object(t, "annotations");
+        json_object_set_new(a, "title", jr_string(d->title));
+        json_object_set_new(a, "readOnlyHint", json_boolean(d->read_only));
+        json_object_set_new(a, "destructiveHint", json_boolean(d->destructive));
+        json_object_set_new(a, "openWorldHint", json_boolean(d->open_world));
+        json_array_append_new(arr, t);
     }
     char *s = jr_print(arr);
-    cJSON_Delete(arr);
+    json_decref(arr);
     return s;
 }
 
@@ -114,7 +114,7 @@ void tc_where(const tool_call_t *tc, span_t span, buf_t *out)
     buf_printf(out, "%s:%u:%u", src->name, p.line, p.col);
 }
 
-session_t *tc_session(tool_call_t *tc, const cJSON *args)
+session_t *tc_session(tool_call_t *tc, const json_t *args)
 {
     const char *id = tc_arg_str(args, "session_id", "");
     char *err = NULL;
@@ -129,32 +129,32 @@ session_t *tc_session(tool_call_t *tc, const cJSON *args)
     return s;
 }
 
-const char *tc_arg_str(const cJSON *args, const char *key, const char *def)
+const char *tc_arg_str(const json_t *args, const char *key, const char *def)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
-    return cJSON_IsString(v) ? v->valuestring : def;
+    const json_t *v = json_object_get(args, key);
+    return json_is_string(v) ? json_string_value(v) : def;
 }
 
-int64_t tc_arg_int(const cJSON *args, const char *key, int64_t def)
+int64_t tc_arg_int(const json_t *args, const char *key, int64_t def)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
-    return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : def;
+    const json_t *v = json_object_get(args, key);
+    return json_is_number(v) ? (int64_t)json_number_value(v) : def;
 }
 
-bool tc_arg_bool(const cJSON *args, const char *key, bool def)
+bool tc_arg_bool(const json_t *args, const char *key, bool def)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
-    return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
+    const json_t *v = json_object_get(args, key);
+    return json_is_boolean(v) ? json_is_true(v) : def;
 }
 
-bool tc_json_bytes(cJSON *obj, const char *key, const char *s, size_t n)
+bool tc_json_bytes(json_t *obj, const char *key, const char *s, size_t n)
 {
     buf_t b = BUF_INIT;
     bool exact = rt_utf8_sanitize(s, n, &b);
     if (key)
-        cJSON_AddStringToObject(obj, key, buf_cstr(&b));
+        json_object_set_new(obj, key, jr_string(buf_cstr(&b)));
     else
-        cJSON_AddItemToArray(obj, cJSON_CreateString(buf_cstr(&b)));
+        json_array_append_new(obj, jr_string(buf_cstr(&b)));
     buf_free(&b);
     return exact;
 }
@@ -188,14 +188,14 @@ static void add_policy_warning(tool_call_t *tc, buf_t *text)
                    tc->policy_error);
     }
     if (!tc->is_error)
-        cJSON_AddStringToObject(tc->out, "policy_warning", buf_cstr(&w));
+        json_object_set_new(tc->out, "policy_warning", jr_string(buf_cstr(&w)));
     buf_adds(text, "\n\nWARNING: ");
     buf_add(text, w.p, w.len);
     buf_free(&w);
 }
 
-cJSON *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
-                  const cJSON *args, bool has_nul)
+json_t *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
+                   const json_t *args, bool has_nul)
 {
     tool_call_t tc = {.srv = srv, .req = req};
     atomic_fetch_add(&srv->tool_calls, 1);
@@ -203,7 +203,7 @@ cJSON *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
      * below runs under this one policy, even if another call swaps a newer
      * one in meanwhile. */
     tc.lp = reload_acquire(srv->reload, &tc.policy_error);
-    tc.out = cJSON_CreateObject();
+    tc.out = json_object();
 
     buf_t why = BUF_INIT;
     if (has_nul) {
@@ -222,28 +222,28 @@ cJSON *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
     }
     buf_free(&why);
 
-    cJSON *res = cJSON_CreateObject();
+    json_t *res = json_object();
     buf_t text = BUF_INIT;
     buf_add(&text, tc.text.p ? tc.text.p : "", tc.text.len);
     add_policy_warning(&tc, &text);
-    cJSON *content = cJSON_AddArrayToObject(res, "content");
-    cJSON *item = cJSON_CreateObject();
-    cJSON_AddStringToObject(item, "type", "text");
+    json_t *content = jr_add_array(res, "content");
+    json_t *item = json_object();
+    json_object_set_new(item, "type", json_string("text"));
     /* Handlers build text from sanitised pieces; sanitise once more so that
      * no path can put invalid UTF-8 into the JSON. */
     buf_t clean = BUF_INIT;
     rt_utf8_sanitize(text.p ? text.p : "", text.len, &clean);
-    cJSON_AddStringToObject(item, "text", buf_cstr(&clean));
+    json_object_set_new(item, "text", jr_string(buf_cstr(&clean)));
     buf_free(&clean);
-    cJSON_AddItemToArray(content, item);
+    json_array_append_new(content, item);
     if (tc.is_error) {
         /* Error results carry text only: structuredContent, when present,
          * must match the outputSchema of a successful call. */
-        cJSON_Delete(tc.out);
+        json_decref(tc.out);
     } else {
-        cJSON_AddItemToObject(res, "structuredContent", tc.out);
+        json_object_set_new(res, "structuredContent", tc.out);
     }
-    cJSON_AddBoolToObject(res, "isError", tc.is_error);
+    json_object_set_new(res, "isError", json_boolean(tc.is_error));
     buf_free(&text);
     buf_free(&tc.text);
     free(tc.policy_error);

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <cJSON.h>
+#include <jansson.h>
 
 #include "buf.h"
 #include "policy.h"
@@ -30,7 +30,7 @@ typedef struct tool_call {
     mcp_req_t *req;        /* cancellation and progress of this call */
     lpolicy_t *lp;         /* the policy this call runs under (NULL: none ever compiled) */
     char *policy_error;    /* the config's diagnostic while it does not compile, or NULL */
-    cJSON *out;            /* structuredContent (an object, created by tools_call) */
+    json_t *out;           /* structuredContent (an object, created by tools_call) */
     buf_t text;            /* the text rendering */
     bool is_error;         /* set by tc_fail */
 } tool_call_t;
@@ -45,7 +45,7 @@ typedef struct tool_def {
     bool read_only;            /* annotations.readOnlyHint */
     bool destructive;          /* annotations.destructiveHint */
     bool open_world;           /* annotations.openWorldHint */
-    void (*run)(tool_call_t *tc, const cJSON *args);
+    void (*run)(tool_call_t *tc, const json_t *args);
 } tool_def_t;
 
 extern const tool_def_t tool_create_session, tool_session_list, tool_session_close,
@@ -61,8 +61,8 @@ const tool_def_t *tools_find(const char *name);
 
 /* Runs one validated call and returns the CallToolResult object (caller
  * owns). has_nul: a string argument held U+0000 (refused). */
-cJSON *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
-                  const cJSON *args, bool has_nul);
+json_t *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
+                  const json_t *args, bool has_nul);
 
 /* ---- helpers for handlers ------------------------------------------------------------ */
 
@@ -71,7 +71,7 @@ void tc_fail(tool_call_t *tc, const char *fmt, ...) __attribute__((format(printf
 
 /* The session named by args.session_id, with a reference (session_put when
  * done); NULL after tc_fail when there is none. */
-session_t *tc_session(tool_call_t *tc, const cJSON *args);
+session_t *tc_session(tool_call_t *tc, const json_t *args);
 
 /* A setting of the policy in force. */
 int64_t tc_setting(const tool_call_t *tc, setting_id_t id);
@@ -80,13 +80,13 @@ int64_t tc_setting(const tool_call_t *tc, setting_id_t id);
 void tc_where(const tool_call_t *tc, span_t span, buf_t *out);
 
 /* Argument accessors for validated arguments (defaults when absent). */
-const char *tc_arg_str(const cJSON *args, const char *key, const char *def);
-int64_t tc_arg_int(const cJSON *args, const char *key, int64_t def);
-bool tc_arg_bool(const cJSON *args, const char *key, bool def);
+const char *tc_arg_str(const json_t *args, const char *key, const char *def);
+int64_t tc_arg_int(const json_t *args, const char *key, int64_t def);
+bool tc_arg_bool(const json_t *args, const char *key, bool def);
 
 /* Adds s[0..n) to obj as key (key NULL: appends to the array obj), made
  * valid UTF-8 (see textenc.h); returns true when that took no replacement. */
-bool tc_json_bytes(cJSON *obj, const char *key, const char *s, size_t n);
+bool tc_json_bytes(json_t *obj, const char *key, const char *s, size_t n);
 
 /* ISO 8601 UTC ("2025-11-25T10:00:00.123Z") of wall-clock ms, into out[32]. */
 void tc_iso_time(int64_t ms, char out[32]);

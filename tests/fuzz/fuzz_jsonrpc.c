@@ -16,7 +16,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cJSON.h>
+#include <jansson.h>
 
 #include "mcp.h"
 #include "textenc.h"
@@ -46,11 +46,12 @@ static void check_text(const char *text)
     size_t n = strlen(text);
     must(rt_utf8_valid(text, n, false));
     must(!memchr(text, '\n', n));
-    cJSON *j = cJSON_ParseWithLength(text, n);
-    must(cJSON_IsObject(j));
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "jsonrpc");
-    must(cJSON_IsString(v) && !strcmp(v->valuestring, "2.0"));
-    cJSON_Delete(j);
+    /* INT_AS_REAL: an echoed id may be an integer past 64 bits */
+    json_t *j = json_loadb(text, n, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, NULL);
+    must(json_is_object(j));
+    const json_t *v = json_object_get(j, "jsonrpc");
+    must(json_is_string(v) && !strcmp(json_string_value(v), "2.0"));
+    json_decref(j);
 }
 
 static void sink_send(void *ctx, const char *json)
@@ -100,10 +101,9 @@ static void one(mcp_conn_t *c, const char *msg, size_t len, const mcp_sink_t *si
         must(r.text != NULL);
     if (r.text) {
         check_text(r.text);
-        cJSON *j = cJSON_Parse(r.text);
-        must(!cJSON_GetObjectItemCaseSensitive(j, "result") !=
-             !cJSON_GetObjectItemCaseSensitive(j, "error"));
-        cJSON_Delete(j);
+        json_t *j = json_loads(r.text, JSON_DECODE_INT_AS_REAL, NULL);
+        must(!json_object_get(j, "result") != !json_object_get(j, "error"));
+        json_decref(j);
     }
     free(r.text);
     jr_msg_free(&m);

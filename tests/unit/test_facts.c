@@ -66,7 +66,7 @@ int main(void)
     CHECK(err == NULL, "a minimal facts file (target and home) is accepted");
     free(err);
 
-    /* JSON itself: where it breaks, and strictness beyond cJSON's defaults */
+    /* JSON itself: where it breaks, and strictness beyond a lenient reader's defaults */
     refused("{\n  \"target\": \"linux\",\n  \"home\": \n}\n", "not valid JSON at line 4, column 1",
             "a syntax error names its line and column");
     refused("{\"target\":\"linux\",\"home\":\"/h\"} {}", "end of file expected",
