@@ -20,10 +20,7 @@
 #include <unistd.h>
 
 #include "beneath.h"
-#include "compile.h"
-#include "lattice.h"
-#include "paths.h"
-#include "sandbox.h"
+#include "drun_policy.h"
 
 typedef struct acc_res {
     lpolicy_t *lp;     /* referenced: the policy (and its rules) stay while this does */

@@ -15,8 +15,7 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
-#include "buf.h"
-#include "policy.h"
+#include "drun_policy.h"
 #include "tools.h"
 
 /* Does the policy in force give the sandbox `need` (LVL_READ or LVL_WRITE)

@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 
 /* True when v satisfies schema. Otherwise false with one sentence in why
  * that names the argument ("arguments.timeout_ms") and what is expected. */

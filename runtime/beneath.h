@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 
 /* Longest accepted relative path, and component. */
 #define BENEATH_PATH_MAX 4096

@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 
 #define CKPT_LABEL_MAX 64
 

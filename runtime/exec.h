@@ -18,9 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 #include "janitor.h"
-#include "sandbox.h"
 
 typedef struct exec_spec {
     const sandbox_t *sbx;     /* compiled sandbox to run under */

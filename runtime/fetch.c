@@ -19,9 +19,8 @@
 
 #include <curl/curl.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 #include "fetchurl.h"
-#include "netaddr.h"
 
 #ifndef DRUN_VERSION
 #define DRUN_VERSION "dev"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 
 #define HOST_MAX 253 /* DNS limit on a name without its trailing dot */
 

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "netaddr.h"
+#include "drun_policy.h"
 
 #define FETCH_URL_MAX 8192 /* bytes; longer URLs (first or redirected) are refused */
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 #include "log.h"
 
 /* Pending residues past which new commands wait for a cleanup (each holds

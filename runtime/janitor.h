@@ -21,7 +21,7 @@
 #ifndef DRUN_RT_JANITOR_H
 #define DRUN_RT_JANITOR_H
 
-#include "sandbox.h"
+#include "drun_policy.h"
 
 typedef struct janitor janitor_t;
 

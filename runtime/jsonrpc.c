@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 #include "textenc.h"
 
 /* JSON_DECODE_INT_AS_REAL: an integer beyond 64 bits is an error to

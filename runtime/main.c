@@ -19,12 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "fsutil.h"
-#include "lattice.h"
+#include "drun_policy.h"
 #include "log.h"
 #include "mcp.h"
-#include "sandbox.h"
 #include "transport.h"
 
 #ifndef DRUN_VERSION

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 #include "log.h"
 
 /* What /proc/PID/status says of a process. */

@@ -9,9 +9,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 #include "log.h"
-#include "source.h"
 
 /* What identifies one version of the watched file. ctime is included because
  * it cannot be set back by a writer the way mtime can (touch -d). */

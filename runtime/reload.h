@@ -44,8 +44,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "policy.h"
-#include "sandbox.h"
+#include "drun_policy.h"
 
 #define RELOAD_SETTLE_MS 50
 /* How long one call waits for a churning file before it goes on under the

@@ -14,10 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "fsutil.h"
+#include "drun_policy.h"
 #include "log.h"
-#include "sandbox.h"
 #include "tree.h"
 
 struct sessions {

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 
 /* True when s[0..n) is well-formed UTF-8 (no overlong forms, no surrogates,
  * nothing past U+10FFFF) and, unless allow_nul, holds no NUL byte. */

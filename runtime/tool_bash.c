@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bwrap.h"
-#include "cmdlist.h"
+#include "drun_policy.h"
 #include "exec.h"
 #include "log.h"
 #include "textenc.h"

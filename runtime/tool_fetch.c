@@ -16,7 +16,7 @@
 
 #include "access.h"
 #include "beneath.h"
-#include "domain.h"
+#include "drun_policy.h"
 #include "fetch.h"
 #include "tools.h"
 #include "tree.h"

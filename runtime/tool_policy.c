@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lattice.h"
+#include "drun_policy.h"
 #include "tools.h"
 
 static void add_entries(json_t *obj, const char *key, const str_entry_t *v, size_t n)

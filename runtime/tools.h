@@ -19,8 +19,7 @@
 
 #include <jansson.h>
 
-#include "buf.h"
-#include "policy.h"
+#include "drun_policy.h"
 #include "reload.h"
 #include "server.h"
 #include "sessions.h"

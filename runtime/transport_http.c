@@ -48,7 +48,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 #include "log.h"
 #include "sessions.h"
 #include "transport.h"

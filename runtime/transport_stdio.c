@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 #include "log.h"
 #include "transport.h"
 

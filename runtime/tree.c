@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "drun_policy.h"
 
 /* Directory levels held open at once; below that, subtrees are handled by
  * moving them (tree_remove) or skipped and reported partial (tree_measure). */
