@@ -58,18 +58,25 @@ static bool refuse_broad_workspace(const char *shown, const char *real)
 }
 
 /* One stderr line per refused host (SPEC §15): what was asked, how often,
- * and why, so that the operator knows which command_domains entry is missing. */
+ * and why, so that the operator knows which command_domains entry is missing.
+ * Refusals before any host was known (a malformed request, the tunnel cap)
+ * get a line per reason instead. */
+static bool same_line(const proxy_refusal_t *a, const proxy_refusal_t *b)
+{
+    return !strcmp(a->host, b->host) && (strcmp(a->host, "-") != 0 || !strcmp(a->reason, b->reason));
+}
+
 static void report_refusals(proxy_chan_t *chan)
 {
     proxy_refusal_t *r = NULL;
     size_t n = chan ? proxy_refusals(chan, &r) : 0;
     for (size_t i = 0; i < n; i++) {
         bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++) seen = !strcmp(r[j].host, r[i].host);
+        for (size_t j = 0; j < i && !seen; j++) seen = same_line(&r[j], &r[i]);
         if (seen) continue;
         unsigned count = 0;
         for (size_t j = i; j < n; j++)
-            if (!strcmp(r[j].host, r[i].host)) count += r[j].count;
+            if (same_line(&r[j], &r[i])) count += r[j].count;
         if (r[i].port) fprintf(stderr, "drun-policy run: network: refused %s port %d", r[i].host, r[i].port);
         else fprintf(stderr, "drun-policy run: network: refused %s", r[i].host);
         fprintf(stderr, " (%u time%s): %s\n", count, count == 1 ? "" : "s", r[i].reason);
