@@ -286,7 +286,11 @@ static int cmp_node_name(const void *a, const void *b)
     return strcmp((*(ckpt_node_t *const *)a)->name, (*(ckpt_node_t *const *)b)->name);
 }
 
-void ckpt_node_sort(ckpt_node_t *n) { qsort(n->kids, n->nkids, sizeof *n->kids, cmp_node_name); }
+void ckpt_node_sort(ckpt_node_t *n)
+{
+    if (n->nkids)
+        qsort(n->kids, n->nkids, sizeof *n->kids, cmp_node_name);
+}
 
 /* ---- trees, written by hand ------------------------------------------------------------------ */
 
@@ -524,7 +528,8 @@ static int walk_dir(walk_t *w, int dirfd, ckpt_node_t *old, const char *name, in
         }
         return 0;
     }
-    qsort(names.v, names.n, sizeof *names.v, cmp_str);
+    if (names.n)
+        qsort(names.v, names.n, sizeof *names.v, cmp_str);
     size_t keep = w->rel.len;
     if (*name) {
         if (w->rel.len)
@@ -585,7 +590,11 @@ static int walk_dir(walk_t *w, int dirfd, ckpt_node_t *old, const char *name, in
 
 /* ---- the history -------------------------------------------------------------------------- */
 
-static void sort_paths(ckpt_paths_t *p) { qsort(p->v, p->n, sizeof *p->v, cmp_str); }
+static void sort_paths(ckpt_paths_t *p)
+{
+    if (p->n)
+        qsort(p->v, p->n, sizeof *p->v, cmp_str);
+}
 
 /* One line of summary text: control characters become spaces, at most 500
  * bytes. */
