@@ -153,11 +153,12 @@ static bool request_line(const char *l, size_t n, proxyreq_t *r, char **why)
     return ok;
 }
 
-/* Headers the proxy answers for itself or must not pass on (hop-by-hop). */
+/* Headers the proxy answers for itself or must not pass on (hop-by-hop),
+ * and every Proxy-* header: those were meant for this proxy. */
 static bool dropped(const char *name, size_t n)
 {
-    static const char *const hop[] = {"connection", "keep-alive", "proxy-connection", "proxy-authorization",
-                                      "proxy-authenticate", "te", "upgrade", "trailer", "host"};
+    static const char *const hop[] = {"connection", "keep-alive", "te", "upgrade", "trailer", "host"};
+    if (n >= 6 && !strncasecmp(name, "proxy-", 6)) return true;
     for (size_t i = 0; i < sizeof hop / sizeof *hop; i++)
         if (strlen(hop[i]) == n && !strncasecmp(name, hop[i], n)) return true;
     return false;
