@@ -196,8 +196,10 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo $(B)
 
+# The build runs with every core (JOBS); the suites run side by side too (tests/run).
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@B=$(B) tests/run
 
 unit: $(UNIT_BIN)
