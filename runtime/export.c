@@ -274,6 +274,9 @@ int export_run(ckpt_t *c, const export_req_t *r, export_res_t *res, char **err)
     memset(res, 0, sizeof *res);
     int rootfd = -1;
     char *rel = NULL, *root = NULL;
+    /* an unknown checkpoint is refused before any directory is made */
+    if (ckpt_find(c, r->checkpoint, err) < 0)
+        return -1;
     if (!sessfs_locate(r->output_dir, r->allow, r->nallow, false, &rootfd, &rel, &root, err))
         return -1;
     ex_t x = {.r = r, .res = res, .outfd = -1};

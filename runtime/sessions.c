@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ckpt.h"
 #include "drun_policy.h"
 #include "log.h"
 #include "tree.h"
@@ -161,6 +162,7 @@ static void destroy(session_t *s)
 {
     sessions_t *t = s->table;
     close(s->ws_fd);
+    ckpt_free(s->ckpt); /* the family's store goes with its last session */
     if (tree_remove(t->rootfd, s->id) < 0)
         log_warn("session %s: cannot remove %s/%s: %s", s->id, t->root, s->id, strerror(errno));
     /* The lock goes last: until the directory is gone, no sweeper touches it. */
@@ -442,3 +444,5 @@ size_t sessions_count(sessions_t *t)
 }
 
 const char *sessions_root(const sessions_t *t) { return t->root; }
+
+int sessions_rootfd(const sessions_t *t) { return t->rootfd; }

@@ -41,6 +41,7 @@ typedef struct session {
     atomic_bool closing;      /* set by close/reap/shutdown: running commands stop */
     atomic_int running;       /* commands running now */
     pthread_mutex_t write_mu; /* serialises quota-checked writes into the workspace */
+    struct ckpt *ckpt;        /* its checkpoints (ckpt.h), set once right after creation; freed with it */
     /* table-owned (under the table mutex): */
     int refs;                 /* tool calls using it */
     bool closed;              /* unlisted; removed when refs reaches 0 */
@@ -100,6 +101,7 @@ void sessions_info_free(session_info_t *v, size_t n);
 
 size_t sessions_count(sessions_t *t);
 const char *sessions_root(const sessions_t *t); /* STATE/sessions, absolute */
+int sessions_rootfd(const sessions_t *t);       /* its kept directory fd (checkpoint stores live there) */
 
 /* Monotonic milliseconds. */
 int64_t rt_now_ms(void);

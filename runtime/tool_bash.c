@@ -15,6 +15,7 @@
 #include "exec.h"
 #include "log.h"
 #include "textenc.h"
+#include "sesstools.h"
 #include "tools.h"
 
 #define OUTPUT_CAP (1024 * 1024) /* bytes of each stream returned */
@@ -258,6 +259,8 @@ static void run_bash(tool_call_t *tc, const json_t *args)
     json_decref(warnings); /* tc->out holds its own reference when warned */
     render_stream(t, "stdout", &r.out, r.out_total, out_exact);
     render_stream(t, "stderr", &r.err, r.err_total, err_exact);
+    /* whatever the command changed is a checkpoint (SPEC §14) */
+    tc_checkpoint(tc, s, "session_bash", cmd);
     exec_result_free(&r);
     session_put(s);
 }

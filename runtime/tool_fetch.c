@@ -18,6 +18,7 @@
 #include "beneath.h"
 #include "drun_policy.h"
 #include "fetch.h"
+#include "sesstools.h"
 #include "tools.h"
 #include "tree.h"
 
@@ -213,6 +214,8 @@ out:
     fetch_result_free(&res);
     free(dup);
     pthread_mutex_unlock(&s->write_mu);
+    if (!tc->is_error)
+        tc_checkpoint(tc, s, "session_fetch", url);
     session_put(s);
     buf_free(&rel);
 }

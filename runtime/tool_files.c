@@ -20,6 +20,7 @@
 
 #include "access.h"
 #include "beneath.h"
+#include "sesstools.h"
 #include "textenc.h"
 #include "tools.h"
 #include "tree.h"
@@ -231,6 +232,8 @@ unlock:
         close(pfd);
     free(dup);
     pthread_mutex_unlock(&s->write_mu);
+    if (!tc->is_error)
+        tc_checkpoint(tc, s, "session_write_file", rel.p);
     session_put(s);
 out:
     buf_free(&rel);

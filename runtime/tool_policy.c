@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "drun_policy.h"
+#include "sesstools.h"
 #include "tools.h"
 
 static void add_entries(json_t *obj, const char *key, const str_entry_t *v, size_t n)
@@ -71,6 +72,11 @@ static void add_summary(tool_call_t *tc, json_t *out)
         json_array_append_new(fs, o);
     }
     add_runtime_owned(fs);
+    /* what session_mount may read and session_export may write (an empty list: nothing) */
+    json_t *mounts = jr_add_array(pol, "mount_allowlist");
+    for (size_t i = 0; i < p->rules.n; i++)
+        if (p->rules.v[i].kind == RK_MOUNT && p->rules.v[i].written)
+            tc_json_bytes(mounts, NULL, p->rules.v[i].written, strlen(p->rules.v[i].written));
 }
 
 static void run_get_policy(tool_call_t *tc, const json_t *args)
@@ -106,6 +112,10 @@ static void run_get_policy(tool_call_t *tc, const json_t *args)
     json_object_set_new(o, "transport", jr_string(tc->srv->transport));
     json_object_set_new(o, "server_version", jr_string(DRUN_VERSION));
     json_object_set_new(o, "sessions_open", json_integer(sessions_count(tc->srv->sessions)));
+    char *snaps = sess_snapshots_dir(tc);
+    tc_json_bytes(o, "snapshots_dir", snaps, strlen(snaps));
+    buf_printf(&tc->text, "Snapshots: %s (dark to every sandbox).\n", snaps);
+    free(snaps);
 
     if (tc->lp)
         buf_printf(&tc->text, "Policy generation %llu from %s (%s mode), state %s.\n",
@@ -153,6 +163,8 @@ const tool_def_t tool_get_policy = {
         "\"error\": {\"type\": \"string\"}, \"error_at\": {\"type\": \"string\"}, "
         "\"transport\": {\"type\": \"string\"}, \"server_version\": {\"type\": \"string\"}, "
         "\"sessions_open\": {\"type\": \"integer\"}, "
+        "\"snapshots_dir\": {\"type\": \"string\", \"description\": \"where session_snapshot "
+        "writes and session_restore reads (inside the state dir)\"}, "
         "\"policy\": {\"type\": \"object\", \"properties\": {"
         "\"settings\": {\"type\": \"object\"}, "
         "\"domain_allowlist\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}, "
@@ -160,6 +172,9 @@ const tool_def_t tool_get_policy = {
         "\"bash_command_allowlist\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}, "
         "\"env_allowlist\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}, "
         "\"env_passthrough\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}, "
+        "\"mount_allowlist\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, "
+        "\"description\": \"host paths session_mount may copy from and session_export "
+        "write to; empty: none\"}, "
         "\"filesystem\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": "
         "{\"rule\": {\"type\": \"string\"}, \"path\": {\"type\": \"string\"}, \"level\": "
         "{\"type\": \"string\"}, \"cap\": {\"type\": \"boolean\"}, \"at\": {\"type\": "

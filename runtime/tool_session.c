@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sesstools.h"
 #include "tools.h"
 
 #define SESSION_ID_SCHEMA                                                                    \
@@ -39,6 +40,13 @@ static void run_create(tool_call_t *tc, const json_t *args)
         free(err);
         return;
     }
+    /* Its checkpoint store, its mounts, checkpoint 1: all or nothing. */
+    if (!sess_setup(tc, s, json_object_get(args, "mounts"))) {
+        sessions_close(tc->srv->sessions, s->id, tc->req->who.principal, &err);
+        free(err);
+        session_put(s);
+        return;
+    }
     char when[32];
     tc_iso_time(s->created_ms, when);
     json_object_set_new(tc->out, "session_id", jr_string(s->id));
@@ -66,7 +74,11 @@ const tool_def_t tool_create_session = {
         "read and write. Returns the session_id the other session_* tools need.",
     .input_schema = "{\"type\": \"object\", \"properties\": {\"label\": {\"type\": \"string\", "
                     "\"maxLength\": 64, \"description\": \"An optional name shown by "
-                    "session_list.\"}}, \"additionalProperties\": false}",
+                    "session_list.\"}, \"mounts\": {\"type\": \"array\", \"maxItems\": 64, "
+                    "\"items\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 4096}, "
+                    "\"description\": \"host paths inside mount_allowlist copied into the "
+                    "workspace, each at its basename (see session_mount)\"}}, "
+                    "\"additionalProperties\": false}",
     .output_schema =
         "{\"type\": \"object\", \"properties\": {"
         "\"session_id\": {\"type\": \"string\"}, \"label\": {\"type\": \"string\"}, "
@@ -78,7 +90,9 @@ const tool_def_t tool_create_session = {
         "\"bash_timeout_ms\": {\"type\": \"integer\"}, \"max_workspace_mb\": {\"type\": "
         "\"integer\"}, \"session_idle_timeout_secs\": {\"type\": \"integer\"}, "
         "\"max_sessions\": {\"type\": \"integer\"}, \"fetch_max_bytes\": {\"type\": "
-        "\"integer\"}}}}, "
+        "\"integer\"}}}, "
+        "\"mounts\": {\"type\": \"array\", \"items\": {\"type\": \"object\"}}, "
+        "\"checkpoint_id\": {\"type\": \"integer\"}}, "
         "\"required\": [\"session_id\", \"workspace\", \"scratch\", \"created_at\", \"limits\"]}",
     .needs_policy = true,
     .run = run_create,

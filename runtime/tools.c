@@ -10,12 +10,17 @@
 
 #include "argcheck.h"
 #include "log.h"
+#include "sesstools.h"
 #include "textenc.h"
 
 static const tool_def_t *const tool_table[] = {
     &tool_create_session,     &tool_session_list,      &tool_session_close,
     &tool_session_bash,       &tool_session_write_file, &tool_session_read_file,
     &tool_session_list_files, &tool_session_fetch,     &tool_session_get_env,
+    &tool_session_mount,      &tool_session_export,    &tool_session_history,
+    &tool_session_diff,       &tool_session_rollback,  &tool_session_fork,
+    &tool_session_label,      &tool_session_snapshot,  &tool_session_restore,
+    &tool_list_snapshots,
     &tool_get_policy,
 };
 #define NTOOLS (sizeof tool_table / sizeof *tool_table)

@@ -1,0 +1,403 @@
+/* tool_sessfs.c — session_mount and session_export (SPEC §14), and the set-up
+ * of a new session (its checkpoint store, create_session's mounts, its
+ * first checkpoint).
+ *
+ * The host side is mountin.c and export.c; this file asks the policy: the
+ * allowlist is mount_allowlist as the sandbox's resolved policy has it, a
+ * file is mounted only when the sandbox could read it (deny_read), and a
+ * file is exported only when the sandbox could write its workspace path and
+ * no cap below write matches its host path (protected names, deny_write).
+ * The policy is the one sandboxed commands run under: when it cannot be
+ * evaluated, nothing crosses.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "access.h"
+#include "beneath.h"
+#include "drun_policy.h"
+#include "sessfs.h"
+#include "sesstools.h"
+#include "tree.h"
+
+#define MEASURE_ENTRIES 10000000ULL
+
+typedef struct hostpol {
+    const resolved_t *res; /* NULL: cannot be evaluated (fail closed) */
+    char ws[PATH_MAX], sc[PATH_MAX];
+    roots_t roots;
+    VEC(char *) allow;     /* mount_allowlist, resolved (borrowed from res) */
+} hostpol_t;
+
+static void hostpol_init(tool_call_t *tc, session_t *s, hostpol_t *h)
+{
+    memset(h, 0, sizeof *h);
+    if (!tc->lp || !tc->lp->sbx || !realpath(s->workspace, h->ws) || !realpath(s->scratch, h->sc))
+        return;
+    h->res = sandbox_resolved(tc->lp->sbx);
+    h->roots = (roots_t){.workspace = h->ws, .scratch = h->sc};
+    for (size_t i = 0; h->res && i < h->res->grants.n; i++) {
+        const rrule_t *g = &h->res->grants.v[i];
+        if (g->rule->kind == RK_MOUNT && g->base == PB_ROOT && g->level >= LVL_READ)
+            vec_push(&h->allow, (char *)g->path);
+    }
+}
+
+static void hostpol_free(hostpol_t *h) { vec_free(&h->allow); }
+
+static level_t host_level(const hostpol_t *h, const char *abs, verdict_t *v)
+{
+    return h->res ? lattice_level_of(h->res, &h->roots, abs, v) : LVL_NONE;
+}
+
+static bool readable(void *ctx, const char *abs)
+{
+    return host_level(ctx, abs, NULL) >= LVL_READ;
+}
+
+/* The words for the cap that keeps a path below write. */
+static char *cap_reason(const verdict_t *v, const char *where)
+{
+    const rrule_t *low = NULL;
+    for (unsigned i = 0; i < v->ncaps; i++)
+        if (v->caps[i]->level < LVL_WRITE && (!low || v->caps[i]->level < low->level))
+            low = v->caps[i];
+    const rule_t *r = low ? low->rule : v->grant ? v->grant->rule : NULL;
+    const char *kind = !r                          ? "no rule grants it"
+                       : r->origin                 ? r->origin
+                       : r->kind == RK_DENY_WRITE  ? "filesystem.deny_write"
+                       : r->kind == RK_DENY_READ   ? "filesystem.deny_read"
+                                                   : "the policy";
+    return xasprintf("%s: protected by the policy (%s%s%s%s)", where, kind, r ? " \"" : "",
+                     r && r->written ? r->written : "", r ? "\"" : "");
+}
+
+static void refused(void *ctx, const char *rel, const char *abs, char **reason)
+{
+    const hostpol_t *h = ctx;
+    if (!h->res) {
+        *reason = xstrdup("the policy cannot be evaluated");
+        return;
+    }
+    verdict_t v;
+    char *wp = xasprintf("%s/%s", h->ws, rel);
+    level_t l = host_level(h, wp, &v);
+    free(wp);
+    if (l < LVL_WRITE) {
+        *reason = cap_reason(&v, "in the workspace");
+        return;
+    }
+    host_level(h, abs, &v);
+    for (unsigned i = 0; i < v.ncaps; i++)
+        if (v.caps[i]->level < LVL_WRITE) {
+            *reason = cap_reason(&v, "on the host");
+            return;
+        }
+}
+
+/* ---- mounting ------------------------------------------------------------------------------ */
+
+static uint64_t budget_of(tool_call_t *tc, session_t *s)
+{
+    tree_usage_t u;
+    tree_measure(s->ws_fd, MEASURE_ENTRIES, &u);
+    uint64_t limit = (uint64_t)tc_setting(tc, S_MAX_WORKSPACE_MB) * 1024 * 1024;
+    return u.bytes >= limit ? 0 : limit - u.bytes;
+}
+
+/* Copies host path src to target (NULL: its basename) in s; fills o (the
+ * mount's result). false after tc_fail. Caller holds s->write_mu. */
+static bool do_mount(tool_call_t *tc, session_t *s, const char *src, const char *target, json_t *o)
+{
+    buf_t rel = BUF_INIT;
+    const char *why;
+    if (!target) {
+        const char *b = strrchr(src, '/');
+        target = b && b[1] ? b + 1 : src;
+    }
+    bool norm = beneath_normalize(target, &rel, &why);
+    if (!norm || !rel.len) {
+        tc_fail(tc, "target \"%s\" is refused: %s.", target,
+                norm ? "give a path inside the workspace, not the workspace itself" : why);
+        buf_free(&rel);
+        return false;
+    }
+    if (!access_require(tc, s, rel.p, LVL_WRITE, "target: ")) {
+        buf_free(&rel);
+        return false;
+    }
+    hostpol_t h;
+    hostpol_init(tc, s, &h);
+    mountin_req_t r = {.allow = h.allow.v, .nallow = h.allow.n, .source = src, .ws_fd = s->ws_fd,
+                       .target = rel.p, .budget = budget_of(tc, s), .own = sess_owner(),
+                       .readable = readable, .ctx = &h};
+    mountin_res_t res = {0};
+    char *err = NULL;
+    bool ok = h.res && mountin_copy(&r, &res, &err) == 0;
+    if (!h.res)
+        tc_fail(tc, "session_mount is refused: the policy cannot be evaluated for this "
+                    "session, so nothing is copied in.");
+    else if (!ok)
+        tc_fail(tc, "Mount refused, nothing was copied: %s.", err);
+    if (ok) {
+        tc_json_bytes(o, "source", res.source, strlen(res.source));
+        tc_json_bytes(o, "target", rel.p, rel.len);
+        json_object_set_new(o, "files", json_integer((json_int_t)res.files));
+        json_object_set_new(o, "symlinks", json_integer((json_int_t)res.links));
+        json_object_set_new(o, "bytes", json_integer((json_int_t)res.bytes));
+        json_t *sk = jr_add_array(o, "skipped");
+        for (size_t i = 0; i < res.skipped.n; i++) {
+            json_t *e = json_object();
+            tc_json_bytes(e, "path", res.skipped.v[i].path, strlen(res.skipped.v[i].path));
+            json_object_set_new(e, "reason", jr_string(res.skipped.v[i].reason));
+            json_array_append_new(sk, e);
+        }
+        buf_printf(&tc->text, "Mounted %s at %s: %llu files, %llu symlinks, %llu bytes copied",
+                   res.source, rel.p, (unsigned long long)res.files,
+                   (unsigned long long)res.links, (unsigned long long)res.bytes);
+        if (res.skipped.n)
+            buf_printf(&tc->text, "; %zu left out:", res.skipped.n);
+        for (size_t i = 0; i < res.skipped.n && i < 20; i++)
+            buf_printf(&tc->text, "\n  %s (%s)", res.skipped.v[i].path, res.skipped.v[i].reason);
+        buf_adds(&tc->text, "\n");
+    }
+    mountin_res_free(&res);
+    free(err);
+    hostpol_free(&h);
+    buf_free(&rel);
+    return ok;
+}
+
+bool sess_setup(tool_call_t *tc, session_t *s, const json_t *mounts)
+{
+    char fam[48], *err = NULL;
+    sess_family(s->id, fam);
+    s->ckpt = ckpt_create(sessions_rootfd(tc->srv->sessions), sessions_root(tc->srv->sessions),
+                          fam, &err);
+    if (!s->ckpt) {
+        tc_fail(tc, "The session's checkpoint store cannot be made: %s.", err);
+        free(err);
+        return false;
+    }
+    json_t *arr = jr_add_array(tc->out, "mounts");
+    buf_t sum = BUF_INIT;
+    size_t i;
+    const json_t *m;
+    bool ok = true;
+    pthread_mutex_lock(&s->write_mu);
+    json_array_foreach(mounts, i, m)
+    {
+        json_t *o = json_object();
+        ok = do_mount(tc, s, json_string_value(m), NULL, o);
+        json_array_append_new(arr, o);
+        if (!ok)
+            break;
+        buf_printf(&sum, "%s%s", sum.len ? ", " : "mounted ", json_string_value(m));
+    }
+    pthread_mutex_unlock(&s->write_mu);
+    if (ok) {
+        int64_t id = ckpt_record(s->ckpt, s->ws_fd, "create_session", buf_cstr(&sum), true,
+                                 tc_setting(tc, S_MAX_CHECKPOINTS), &err);
+        if (id < 0) {
+            tc_fail(tc, "The session's first checkpoint failed: %s.", err);
+            free(err);
+            ok = false;
+        } else {
+            json_object_set_new(tc->out, "checkpoint_id", json_integer(id));
+        }
+    }
+    buf_free(&sum);
+    return ok;
+}
+
+static void run_mount(tool_call_t *tc, const json_t *args)
+{
+    session_t *s = tc_session(tc, args);
+    if (!s)
+        return;
+    const char *src = tc_arg_str(args, "path", "");
+    pthread_mutex_lock(&s->write_mu);
+    bool ok = do_mount(tc, s, src, tc_arg_str(args, "target", NULL), tc->out);
+    pthread_mutex_unlock(&s->write_mu);
+    if (ok) {
+        json_object_set_new(tc->out, "session_id", jr_string(s->id));
+        tc_checkpoint(tc, s, "session_mount", src);
+    }
+    session_put(s);
+}
+
+#define SKIPPED_SCHEMA                                                                       \
+    "\"skipped\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": {"  \
+    "\"path\": {\"type\": \"string\"}, \"reason\": {\"type\": \"string\"}}, \"required\": "   \
+    "[\"path\", \"reason\"]}}"
+
+const tool_def_t tool_session_mount = {
+    .name = "session_mount",
+    .title = "Copy a host file or tree into a session",
+    .description =
+        "Copies a host file or directory tree into the workspace (at target, default its "
+        "basename). Only paths inside the operator's mount_allowlist are accepted (an empty "
+        "list allows none); symlinks inside are copied as symlinks, never followed; files the "
+        "policy hides are left out (listed in skipped); max_workspace_mb holds. The host is "
+        "never changed: export results with session_export.",
+    .input_schema = "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", "
+                    "\"path\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 4096, "
+                    "\"description\": \"absolute host path inside mount_allowlist\"}, "
+                    "\"target\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 4096, "
+                    "\"description\": \"workspace-relative destination (default: the "
+                    "basename of path); must not exist\"}}, "
+                    "\"required\": [\"session_id\", \"path\"], \"additionalProperties\": false}",
+    .output_schema = "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": "
+                     "\"string\"}, \"source\": {\"type\": \"string\"}, \"target\": {\"type\": "
+                     "\"string\"}, \"files\": {\"type\": \"integer\"}, \"symlinks\": {\"type\": "
+                     "\"integer\"}, \"bytes\": {\"type\": \"integer\"}, " SKIPPED_SCHEMA ", "
+                     "\"checkpoint_id\": {\"type\": \"integer\"}}, \"required\": [\"session_id\", "
+                     "\"source\", \"target\", \"files\", \"skipped\"]}",
+    .needs_policy = true,
+    .run = run_mount,
+};
+
+/* ---- export -------------------------------------------------------------------------------- */
+
+static bool get_paths(tool_call_t *tc, const json_t *args, ckpt_paths_t *out)
+{
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(args, "paths"), i, e)
+    {
+        buf_t rel = BUF_INIT;
+        const char *why;
+        if (!beneath_normalize(json_string_value(e), &rel, &why)) {
+            tc_fail(tc, "paths[%zu] \"%s\" is refused: %s.", i, json_string_value(e), why);
+            buf_free(&rel);
+            return false;
+        }
+        vec_push(out, buf_detach(&rel, NULL));
+    }
+    return true;
+}
+
+static void add_list(json_t *o, const char *key, const ckpt_paths_t *p)
+{
+    json_t *a = jr_add_array(o, key);
+    for (size_t i = 0; i < p->n; i++)
+        tc_json_bytes(a, NULL, p->v[i], strlen(p->v[i]));
+}
+
+static void render_export(tool_call_t *tc, const export_res_t *res, bool dry)
+{
+    json_t *sk = jr_add_array(tc->out, "skipped");
+    for (size_t i = 0; i < res->skipped.n; i++) {
+        json_t *e = json_object();
+        tc_json_bytes(e, "path", res->skipped.v[i].path, strlen(res->skipped.v[i].path));
+        json_object_set_new(e, "reason", jr_string(res->skipped.v[i].reason));
+        json_array_append_new(sk, e);
+    }
+    add_list(tc->out, "written", &res->written);
+    add_list(tc->out, "removed", &res->removed);
+    tc_json_bytes(tc->out, "output_dir", res->output_dir, strlen(res->output_dir));
+    json_object_set_new(tc->out, "dry_run", json_boolean(dry));
+    buf_printf(&tc->text, "%s %s: %zu file%s written, %zu removed, %zu skipped.",
+               dry ? "Dry run, nothing changed on the host; an export to" : "Exported to",
+               res->output_dir, res->written.n, res->written.n == 1 ? "" : "s",
+               res->removed.n, res->skipped.n);
+    for (size_t i = 0; i < res->skipped.n && i < 50; i++)
+        buf_printf(&tc->text, "\n  skipped %s: %s", res->skipped.v[i].path,
+                   res->skipped.v[i].reason);
+    if (dry) {
+        tc_json_bytes(tc->out, "diff", res->diff.p ? res->diff.p : "", res->diff.len);
+        if (res->diff.len) {
+            buf_adds(&tc->text, "\n");
+            buf_add(&tc->text, res->diff.p, res->diff.len);
+        }
+    }
+}
+
+static void run_export(tool_call_t *tc, const json_t *args)
+{
+    ckpt_paths_t paths = {0};
+    if (!get_paths(tc, args, &paths))
+        goto out;
+    session_t *s = tc_session(tc, args);
+    if (!s)
+        goto out;
+    if (!s->ckpt) {
+        tc_fail(tc, "session %s has no checkpoint store; create a new session.", s->id);
+        session_put(s);
+        goto out;
+    }
+    char rb[32], idb[32];
+    const char *ref = tc_arg_ref(args, "checkpoint", rb);
+    if (!ref) {
+        /* The workspace as it is now: recorded first, exported from the store. */
+        tc_checkpoint(tc, s, "session_export", "changes found before the export");
+        snprintf(idb, sizeof idb, "%lld", (long long)ckpt_head(s->ckpt));
+        ref = idb;
+    }
+    hostpol_t h;
+    hostpol_init(tc, s, &h);
+    bool dry = tc_arg_bool(args, "dry_run", false);
+    export_req_t r = {.allow = h.allow.v, .nallow = h.allow.n,
+                      .output_dir = tc_arg_str(args, "output_dir", ""), .paths = paths.v,
+                      .npaths = paths.n, .checkpoint = ref, .dry_run = dry,
+                      .delete_extra = tc_arg_bool(args, "delete", false), .refused = refused,
+                      .ctx = &h};
+    export_res_t res = {0};
+    char *err = NULL;
+    if (!h.res) {
+        tc_fail(tc, "session_export is refused: the policy cannot be evaluated for this "
+                    "session, so nothing is written.");
+    } else if (export_run(s->ckpt, &r, &res, &err) < 0) {
+        tc_fail(tc, "Export refused, nothing was written: %s.", err);
+        export_res_free(&res);
+    } else {
+        json_object_set_new(tc->out, "session_id", jr_string(s->id));
+        json_object_set_new(tc->out, "exported_checkpoint", jr_string(ref));
+        render_export(tc, &res, dry);
+        export_res_free(&res);
+    }
+    free(err);
+    hostpol_free(&h);
+    session_put(s);
+out:
+    for (size_t i = 0; i < paths.n; i++)
+        free(paths.v[i]);
+    vec_free(&paths);
+}
+
+const tool_def_t tool_session_export = {
+    .name = "session_export",
+    .title = "Write a session's files to the host",
+    .description =
+        "Writes the workspace (or the listed paths, at a checkpoint) into a host directory "
+        "inside mount_allowlist. Nothing is written through a symlink, no \"..\" is accepted, "
+        "and files the policy protects (protected names such as .bashrc or .git/hooks, "
+        "deny_write matches) and symlinks are skipped with the reason. delete removes files "
+        "of output_dir the export does not hold; dry_run lists what would happen, with a "
+        "diff, and writes nothing.",
+    .input_schema =
+        "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", "
+        "\"output_dir\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 4096, "
+        "\"description\": \"absolute host directory inside mount_allowlist (made when "
+        "missing)\"}, "
+        "\"paths\": {\"type\": \"array\", \"maxItems\": 1024, \"items\": {\"type\": \"string\", "
+        "\"minLength\": 1, \"maxLength\": 4096}, \"description\": \"workspace-relative files or "
+        "directories to export (default: all)\"}, " SESS_REF_SCHEMA(
+            "checkpoint", "what to export (default: the workspace now)") ", "
+        "\"dry_run\": {\"type\": \"boolean\", \"description\": \"list and diff only\"}, "
+        "\"delete\": {\"type\": \"boolean\", \"description\": \"remove files of output_dir "
+        "(within paths) that the export does not hold\"}}, "
+        "\"required\": [\"session_id\", \"output_dir\"], \"additionalProperties\": false}",
+    .output_schema =
+        "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": \"string\"}, "
+        "\"output_dir\": {\"type\": \"string\"}, \"exported_checkpoint\": {\"type\": "
+        "\"string\"}, \"dry_run\": {\"type\": \"boolean\"}, "
+        "\"written\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}, "
+        "\"removed\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}}, " SKIPPED_SCHEMA
+        ", \"diff\": {\"type\": \"string\"}, \"checkpoint_id\": {\"type\": \"integer\"}}, "
+        "\"required\": [\"session_id\", \"output_dir\", \"written\", \"skipped\", \"removed\"]}",
+    .needs_policy = true,
+    .destructive = true,
+    .run = run_export,
+};
