@@ -24,7 +24,7 @@ typedef struct co {
     char *err;
 } co_t;
 
-static bool give(const co_t *co, int dirfd, const char *name)
+static bool co_give(const co_t *co, int dirfd, const char *name)
 {
     if (!co->own || co->own->uid == (uid_t)-1)
         return true;
@@ -39,7 +39,7 @@ static int co_fail(co_t *co, const char *name, const char *what)
     return -1;
 }
 
-static int write_all(int fd, const void *p, size_t n)
+static int co_write_all(int fd, const void *p, size_t n)
 {
     const char *s = p;
     while (n) {
@@ -71,7 +71,7 @@ static int co_file(co_t *co, int dirfd, const git_tree_entry *e, ckpt_node_t *n)
     int rc = 0;
     if (mode == GIT_FILEMODE_LINK) {
         char *target = xstrndup(data, len);
-        if (symlinkat(target, dirfd, name) < 0 || !give(co, dirfd, name) ||
+        if (symlinkat(target, dirfd, name) < 0 || !co_give(co, dirfd, name) ||
             fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
             rc = co_fail(co, name, "create the symlink");
         free(target);
@@ -80,7 +80,7 @@ static int co_file(co_t *co, int dirfd, const git_tree_entry *e, ckpt_node_t *n)
          * neither followed nor overwritten; the call fails instead. */
         int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                         mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644);
-        if (fd < 0 || write_all(fd, data, len) < 0 ||
+        if (fd < 0 || co_write_all(fd, data, len) < 0 ||
             (co->own && co->own->uid != (uid_t)-1 && fchown(fd, co->own->uid, co->own->gid) < 0) ||
             fchmod(fd, mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644) < 0 ||
             fstat(fd, &st) < 0)
@@ -126,7 +126,7 @@ static int co_tree(co_t *co, const git_oid *oid, int dirfd, ckpt_node_t *dir, in
             continue;
         }
         int sub = -1;
-        if (mkdirat(dirfd, name, 0755) < 0 || !give(co, dirfd, name) ||
+        if (mkdirat(dirfd, name, 0755) < 0 || !co_give(co, dirfd, name) ||
             (sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
             rc = co_fail(co, name, "create the directory");
             break;
