@@ -53,6 +53,10 @@
  * netaddr_local_name. */
 #include "netaddr.h"
 
+/* compiler/policy/netrefuse.h — the address and name rules of every
+ * outbound connection: netrefuse_addr, netrefuse_name. */
+#include "netrefuse.h"
+
 /* compiler/fsutil.h — mkdirs, state_path (the tools' state dir). */
 #include "fsutil.h"
 
@@ -67,7 +71,10 @@
 /* compiler/sandbox/sandbox.h — running commands: sandbox_new,
  * sandbox_from_artifacts, sandbox_free, sandbox_policy, sandbox_resolved,
  * sandbox_spawn, sandbox_status, sandbox_cleanup, sandbox_pid1,
- * sandbox_user, sandbox_use_user. */
+ * sandbox_user, sandbox_use_user; and through it compiler/sandbox/proxy.h, the
+ * proxy of sandboxed commands: proxy_wanted, proxy_open, proxy_sandbox_fd,
+ * proxy_sandbox_end_close, proxy_refusals, proxy_refusals_free, proxy_close,
+ * sbx_relay_main (proxy_chan_t, proxy_opts_t, proxy_refusal_t). */
 #include "sandbox.h"
 
 #endif

@@ -186,6 +186,7 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
     sbx_exec_t x = {
         .workspace = s->workspace,
         .workspace_fd = s->ws_fd,
+        .proxy_fd = s->proxy_fd,
         .scratch = s->scratch,
         .hide = s->hide ? hide : NULL,
         .argv = s->argv,

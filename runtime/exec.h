@@ -39,6 +39,7 @@ typedef struct exec_spec {
     void (*tick)(void *ctx, int64_t elapsed_ms, uint64_t out_bytes, uint64_t err_bytes);
     int64_t tick_ms;          /* how often tick runs (0: never) */
     void *ctx;                /* for stop and tick */
+    int proxy_fd;             /* the sandbox's end of a proxy channel (netproxy.h), or 0: no network */
 } exec_spec_t;
 
 typedef struct exec_result {

@@ -17,10 +17,6 @@
 
 #define HOST_MAX 253 /* DNS limit on a name without its trailing dot */
 
-static const char PRIVATE_HINT[] =
-    "session_fetch reaches only public addresses unless the operator sets "
-    "[network] allow_private_addresses = true";
-
 /* Control bytes, DEL and spaces never belong in a URL given to us: libcurl
  * would refuse some, and others (CR, LF) could split a request line. */
 static const char *bad_byte(const char *s)
@@ -323,25 +319,13 @@ char *fetch_url_resolve(const char *base, const char *location, char **why)
     return out;
 }
 
+/* The rules are the proxy's too (SPEC §15): one check, in netrefuse.c. */
 char *fetch_addr_refusal(const char *host, const netaddr_t *a, bool is_literal, bool allow_private)
 {
-    if (allow_private) return NULL;
-    bool embedded = false;
-    netaddr_class_t c = netaddr_classify(a, &embedded);
-    if (c == NETADDR_PUBLIC) return NULL;
-    char txt[NETADDR_STRLEN];
-    netaddr_format(a, txt);
-    const char *via = embedded ? " (an IPv4 address inside IPv6)" : "";
-    if (is_literal)
-        return xasprintf("refused: %s is a %s address%s; %s", txt, netaddr_class_name(c), via, PRIVATE_HINT);
-    return xasprintf("refused: host '%s' resolves to %s, a %s address%s; %s", host, txt,
-                     netaddr_class_name(c), via, PRIVATE_HINT);
+    return netrefuse_addr("session_fetch", host, a, is_literal, allow_private);
 }
 
 char *fetch_name_refusal(const char *host, bool allow_private)
 {
-    if (allow_private) return NULL;
-    const char *what = netaddr_local_name(host);
-    if (!what) return NULL;
-    return xasprintf("refused: host '%s' is %s; %s", host, what, PRIVATE_HINT);
+    return netrefuse_name("session_fetch", host, allow_private);
 }

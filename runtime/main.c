@@ -393,6 +393,8 @@ static bool http_options(const args_t *a, size_t max_msg, http_opts_t *h)
 
 int main(int argc, char **argv)
 {
+    int relay = sbx_relay_main(argc, argv); /* inside a sandbox: its proxy relay (proxy.h) */
+    if (relay >= 0) return relay;
     /* jansson allocates through xmalloc too: one allocation-failure policy
      * (buf.h), so no JSON builder needs a NULL check. */
     json_set_alloc_funcs(xmalloc, free);

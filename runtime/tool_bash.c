@@ -14,6 +14,7 @@
 #include "drun_policy.h"
 #include "exec.h"
 #include "log.h"
+#include "netproxy.h"
 #include "textenc.h"
 #include "sesstools.h"
 #include "tools.h"
@@ -181,6 +182,16 @@ static void run_bash(tool_call_t *tc, const json_t *args)
         .tick_ms = PROGRESS_MS,
         .ctx = &ctx,
     };
+    /* network through the proxy when command_domains allows anything (SPEC §15) */
+    proxy_chan_t *net = NULL;
+    char *nerr = NULL;
+    if (proxy_wanted(tc->lp->pol) && !(net = rt_net_open(tc->lp->pol, s->id, NULL, 0, &nerr))) {
+        tc_fail(tc, "The sandbox's network could not be set up, so the command did not run: %s", nerr);
+        free(nerr);
+        session_put(s);
+        return;
+    }
+    if (net) spec.proxy_fd = proxy_sandbox_fd(net);
     exec_result_t r;
     json_t *warnings = json_array();
     atomic_fetch_add(&s->running, 1);
@@ -191,6 +202,7 @@ static void run_bash(tool_call_t *tc, const json_t *args)
     bool started = exec_run(&spec, &r);
     bwrap_set_notice_sink(NULL, NULL);
     atomic_fetch_sub(&s->running, 1);
+    if (!started || r.setup_failed) proxy_close(net);
     if (!started) {
         json_decref(warnings);
         tc_fail(tc, "The sandbox could not be set up, so the command did not run: %s",
@@ -257,6 +269,7 @@ static void run_bash(tool_call_t *tc, const json_t *args)
     for (size_t i = 0; i < json_array_size(warnings); i++)
         buf_printf(t, "\nWarning: %s", json_string_value(json_array_get(warnings, i)));
     json_decref(warnings); /* tc->out holds its own reference when warned */
+    rt_net_finish(net, s->id, o, t);
     render_stream(t, "stdout", &r.out, r.out_total, out_exact);
     render_stream(t, "stderr", &r.err, r.err_total, err_exact);
     /* whatever the command changed is a checkpoint (SPEC §14) */
@@ -270,8 +283,9 @@ const tool_def_t tool_session_bash = {
     .title = "Run a shell command in a session",
     .description =
         "Runs a command with bash -c (sh where bash is missing) inside the session's sandbox: "
-        "no network, the session workspace and scratch dir writable, the rest of the host as "
-        "the operator's policy allows. The command lists of the policy are checked first. "
+        "no network but the hosts [network] command_domains allows (through a proxy), the "
+        "session workspace and scratch dir writable, the rest of the host as the operator's "
+        "policy allows. The command lists of the policy are checked first. "
         "Returns the exit code or signal, the duration, and stdout/stderr (each capped at 1 "
         "MiB; invalid UTF-8 is shown as U+FFFD and the exact bytes are added base64-encoded). "
         "The command is killed with its whole process group at timeout_ms.",
@@ -304,6 +318,11 @@ const tool_def_t tool_session_bash = {
         "\"stdout_base64\": {\"type\": \"string\", \"description\": \"exact bytes of stdout, "
         "present when stdout was not valid UTF-8\"}, "
         "\"stderr_base64\": {\"type\": \"string\"}, "
+        "\"network_denied\": {\"type\": \"array\", \"description\": \"requests the proxy refused "
+        "(present when the policy gives commands network: [network] command_domains)\", \"items\": "
+        "{\"type\": \"object\", \"properties\": {\"time\": {\"type\": \"string\"}, \"session_id\": "
+        "{\"type\": \"string\"}, \"host\": {\"type\": \"string\"}, \"port\": {\"type\": \"integer\"}, "
+        "\"reason\": {\"type\": \"string\"}, \"count\": {\"type\": \"integer\"}}}}, "
         "\"warnings\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"description\": "
         "\"what the sandbox had to do that the command may notice: a directory it could not check "
         "against the policy's patterns is hidden (present only when there is one)\"}}, "

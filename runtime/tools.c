@@ -21,7 +21,7 @@ static const tool_def_t *const tool_table[] = {
     &tool_session_diff,       &tool_session_rollback,  &tool_session_fork,
     &tool_session_label,      &tool_session_snapshot,  &tool_session_restore,
     &tool_list_snapshots,
-    &tool_get_policy,
+    &tool_get_policy,         &tool_session_package_install,
 };
 #define NTOOLS (sizeof tool_table / sizeof *tool_table)
 

@@ -49,7 +49,7 @@ typedef struct tool_def {
 
 extern const tool_def_t tool_create_session, tool_session_list, tool_session_close,
     tool_session_bash, tool_session_write_file, tool_session_read_file, tool_session_list_files,
-    tool_session_fetch, tool_session_get_env, tool_get_policy;
+    tool_session_fetch, tool_session_get_env, tool_get_policy, tool_session_package_install;
 
 /* Parses every schema once and prints the tools/list array (server startup;
  * aborts on a malformed built-in schema: that is a build bug). */

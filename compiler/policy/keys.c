@@ -28,8 +28,8 @@ const setting_info_t policy_settings[S_COUNT] = {
                              "drun: snapshot a session when it closes"},
     [S_WEB_PORT] = {S_WEB_PORT, NULL, "web_port", false, 7274, 0, 65535, false, "",
                     "drun: port of the trajectory viewer (0 disables)"},
-    [S_PACKAGE_INSTALL_ENABLED] = {S_PACKAGE_INSTALL_ENABLED, NULL, "package_install_enabled", true, 0, 0, 1, false,
-                                   "", "drun: session_package_install (not offered by drun-mcp)"},
+    [S_PACKAGE_INSTALL_ENABLED] = {S_PACKAGE_INSTALL_ENABLED, NULL, "package_install_enabled", true, 0, 0, 1, true,
+                                   "", "let session_package_install run pip or npm into the workspace"},
     [S_READ_PATH_DIRS] = {S_READ_PATH_DIRS, "filesystem", "read_path_dirs", true, 1, 0, 1, true, "",
                           "add every existing $PATH directory to the read set (drun does)"},
     [S_PROTECT_GIT_HOOKS] = {S_PROTECT_GIT_HOOKS, "protect", "git_hooks", true, 1, 0, 1, true, "",
@@ -87,7 +87,7 @@ const key_info_t keys_table[] = {
     {NULL, "bash_command_allowlist", KEY_COMMANDS, 1, true, true, "array of command patterns",
      "when not empty, every simple command must match one of these"},
     {NULL, "web_port", KEY_SETTING, S_WEB_PORT, true, false, NULL, NULL},
-    {NULL, "package_install_enabled", KEY_SETTING, S_PACKAGE_INSTALL_ENABLED, true, false, NULL, NULL},
+    {NULL, "package_install_enabled", KEY_SETTING, S_PACKAGE_INSTALL_ENABLED, true, true, NULL, NULL},
 
     /* extension tables (SPEC §3.3) */
     {NULL, "filesystem", KEY_TABLE, 0, false, true, "table", "extra read, write and deny rules"},

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -33,7 +34,19 @@
 #define TUNNEL_STACK (256 * 1024)
 #define WHO "sandboxed commands" /* for the address rule's hint */
 
-static atomic_int tunnels_all; /* live tunnels of the process (PROXY_MAX_TUNNELS_ALL) */
+static atomic_int tunnels_all; /* live tunnels of the process (max_all) */
+
+/* The process-wide cap: PROXY_MAX_TUNNELS_ALL, or a quarter of the soft
+ * RLIMIT_NOFILE (two fds a tunnel: half of the process's), at least one
+ * sandbox's worth. */
+static int max_all(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return PROXY_MAX_TUNNELS_ALL;
+    rlim_t q = rl.rlim_cur / 4;
+    if (q < PROXY_MAX_TUNNELS) q = PROXY_MAX_TUNNELS;
+    return q > PROXY_MAX_TUNNELS_ALL ? PROXY_MAX_TUNNELS_ALL : (int)q;
+}
 
 struct proxy_chan {
     pthread_mutex_t mu;
@@ -624,12 +637,13 @@ static void take(proxy_chan_t *c, int fd)
     }
     pthread_mutex_lock(&c->mu);
     bool mine = c->tunnels < PROXY_MAX_TUNNELS;
-    bool all = mine && atomic_fetch_add(&tunnels_all, 1) < PROXY_MAX_TUNNELS_ALL;
+    int cap_all = max_all();
+    bool all = mine && atomic_fetch_add(&tunnels_all, 1) < cap_all;
     if (mine && !all) atomic_fetch_sub(&tunnels_all, 1);
     if (all) c->tunnels++, c->refs++;
     pthread_mutex_unlock(&c->mu);
     if (!all) {
-        char *m = mine ? xasprintf("the proxy serves at most %d tunnels at once for all sandboxes", PROXY_MAX_TUNNELS_ALL)
+        char *m = mine ? xasprintf("the proxy serves at most %d tunnels at once for all sandboxes", cap_all)
                        : xasprintf("too many tunnels at once: this sandbox may hold %d", PROXY_MAX_TUNNELS);
         record(c, "-", 0, m);
         answer(fd, 429, "Too Many Requests", m);

@@ -25,7 +25,9 @@
 
 #define SBX_PROXY_PORT 3128          /* where the relay listens inside the sandbox */
 #define PROXY_MAX_TUNNELS 32         /* concurrent tunnels per sandbox */
-#define PROXY_MAX_TUNNELS_ALL 1024   /* concurrent tunnels of the whole process */
+#define PROXY_MAX_TUNNELS_ALL 1024   /* concurrent tunnels of the whole process, at most; less when
+                                        RLIMIT_NOFILE is low: each tunnel holds two descriptors, and
+                                        the proxy takes no more than half of the process's */
 #define PROXY_HEAD_MS 10000          /* the request head must arrive within this */
 #define PROXY_CONNECT_MS 10000       /* connecting to the server */
 #define PROXY_IDLE_MS 60000          /* a tunnel with no byte either way for this long is closed */
