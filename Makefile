@@ -21,7 +21,7 @@ SANFLAGS :=
 OPT      := -O2 -g
 endif
 
-PKGS     := jansson libcurl libmicrohttpd libseccomp libidn2 nettle
+PKGS     := jansson libcurl libmicrohttpd libseccomp libidn2 nettle fuse3
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -143,14 +143,14 @@ $(LIB): $(LIB_OBJ)
 # there (0.4 ms), and only the libraries it calls (--as-needed: libidn2 is
 # opened on first use, not loaded with libcurl's list). drun-mcp stays
 # dynamic: it starts once.
-STATIC_A  := libc.a libm.a libjansson.a libnettle.a libidn2.a libunistring.a
+STATIC_A  := libc.a libm.a libjansson.a libnettle.a libidn2.a libunistring.a libfuse3.a
 STATIC_IN := $(foreach a,$(STATIC_A),$(wildcard $(shell $(CC) -print-file-name=$(a))))
 STATIC_OK := $(if $(filter 1,$(SAN)),,$(if $(filter $(words $(STATIC_A)),$(words $(STATIC_IN))),1))
 NETTLE_A  := $(filter %/libnettle.a,$(STATIC_IN))
 ifeq ($(STATIC_OK),1)
 DP_LDFLAGS := -static-pie
 DP_EXTRA   := $(B)/obj/compiler/policy/idn_static.o
-DP_LDLIBS  := -ljansson -lnettle -lidn2 -lunistring -lm
+DP_LDLIBS  := -ljansson -lnettle -lidn2 -lunistring -lfuse3 -lm
 else
 DP_LDFLAGS := -Wl,--as-needed
 DP_EXTRA   :=

@@ -4,6 +4,7 @@
  * of one workspace through its lock.
  */
 #include "sbx_int.h"
+#include "fslayer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -109,7 +110,12 @@ void sandbox_wait_finish(sbx_residue_t *r, pid_t pid, sbx_status_t *st)
      * writable. That pid 1 is either reaped by bwrap, or left to this
      * process, a subreaper: once this process has no child left, the
      * sandbox is gone. */
-    if (!command_gone(st->sandbox_pid))
+    if (r && r->layer) { /* the layer's daemon is a child too: wait for the sandbox's pid 1 alone */
+        bool died = false;
+        fsl_end_run(r->layer, command_gone(st->sandbox_pid) ? 0 : st->sandbox_pid, &died);
+        r->layer = NULL;
+        if (died) st->setup_failed = true;
+    } else if (!command_gone(st->sandbox_pid))
         for (;;)
             if (waitpid(-1, NULL, 0) < 0 && errno != EINTR) break;
     sandbox_cleanup(r);
@@ -119,6 +125,7 @@ void sandbox_cleanup(sbx_residue_t *r)
 {
     if (!r) return;
     if (r->status_fd >= 0) close(r->status_fd);
+    fsl_finish(r->layer, NULL);
     /* The last run out of the workspace (the exclusive lock is free) removes
      * its placeholders and those others left; otherwise it lists its own
      * (relative to the workspace) for that last one. */

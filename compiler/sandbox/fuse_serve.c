@@ -1,0 +1,757 @@
+/* fuse_serve.c — the access-time layer, the runner's side (SPEC §16):
+ * which trees it serves, the daemon that serves them, the bwrap options
+ * that put them in place of the trees, the daemon's death, and the record
+ * of what it refused.
+ *
+ * Design.
+ *  - Served trees: the topmost directories among the user's grants (the
+ *    workspace, a session's scratch dir, allow_read, allow_write,
+ *    mount_allowlist) that the policy shows. System dirs and $PATH dirs
+ *    keep plain read-only binds: they carry no cap the sandbox could get
+ *    round, and a bind is faster. run's scratch dir is a fresh tmpfs,
+ *    gone with the sandbox: not served.
+ *  - The daemon is a child forked by the runner before bwrap is given its
+ *    options (drun-policy run, and drun-mcp, which shares this module). It
+ *    keeps only its own fds (the trees' fds, /dev/fuse, the record), mounts
+ *    one FUSE filesystem per tree at STATE/run/fuse/PID.SEQ.N (dark in
+ *    every sandbox: the state dir is runtime-owned), says so on a pipe,
+ *    drops to the sandbox's host user when the runner is root, and serves
+ *    each tree with libfuse's multi-threaded loop. It dies with the runner
+ *    (PR_SET_PDEATHSIG).
+ *  - The plan: the mount planner sees a view of the policy without the caps
+ *    the layer enforces (every glob cap, and every literal cap inside a
+ *    served tree), so it neither walks the trees nor places a block or a
+ *    placeholder in them: start-up does not grow with the tree, and a
+ *    fresh workspace holds nothing the command did not make. In the
+ *    options, nothing is mounted strictly inside a served tree, and each
+ *    tree is bound from its FUSE mount: in place of the tree's bind, or,
+ *    for one bound by fd (the workspace), on top of it right after (the
+ *    fd bind keeps bwrap's inode check and closes the fd; the raw
+ *    directory under the FUSE bind cannot be reached: no mount calls in
+ *    the sandbox).
+ *  - Fail closed: if the daemon dies, every access below a served tree
+ *    fails (ENOTCONN: the kernel aborts the connection; the raw tree was
+ *    never mounted there), a watcher thread kills bwrap, and the run ends
+ *    saying so. If the layer cannot start (no /dev/fuse, no fusermount3
+ *    when not root), the run falls back to the mount plan of before, says
+ *    which caps then hold only where a mount could be placed, and goes on.
+ *    DRUN_FS_LAYER=off asks for the fallback (the bench compares the two).
+ */
+#define FUSE_USE_VERSION 312
+#include "fslayer.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "paths.h"
+#include "sbx_int.h"
+
+#define FSL_LOG_MAX 1000 /* distinct refusals recorded per run; past it they are counted */
+
+typedef struct fsl_tree {
+    char *path;  /* the tree, absolute, resolved */
+    int fd;      /* O_PATH|O_DIRECTORY of it (the daemon's after the fork) */
+    char *name;  /* the mount point's name in STATE/run/fuse */
+    char *mnt;   /* the mount point, absolute */
+    bool mounted;
+} fsl_tree_t;
+
+struct fsl {
+    VEC(fsl_tree_t) trees;
+    pid_t daemon;
+    int pidfd;          /* the daemon's, for the watcher */
+    int stop_fd;        /* eventfd: the watcher ends */
+    int log_fd;         /* memfd: the daemon's record of refusals */
+    int run_fd;         /* STATE/run/fuse, O_DIRECTORY */
+    pthread_t watcher;
+    bool watching;
+    pid_t bwrap;
+    atomic_bool died;   /* the daemon ended while bwrap ran */
+};
+
+/* ---- the record (written in the daemon) ------------------------------------------------------------------------ */
+
+struct fsl_log {
+    int fd;
+    pthread_mutex_t mu;
+    strmap_t seen;
+    size_t n;
+};
+
+void fsl_log_refusal(fsl_log_t *log, const char *op, const char *path, const char *rule)
+{
+    if (!log) return;
+    char *key = xasprintf("%s\t%s\t%s", op, path, rule);
+    pthread_mutex_lock(&log->mu);
+    bool fresh = strmap_get(&log->seen, key) < 0 && log->n < FSL_LOG_MAX;
+    if (fresh) {
+        strmap_put(&log->seen, key, 1); /* the key stays: the daemon ends with the run */
+        log->n++;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        struct tm tm;
+        gmtime_r(&ts.tv_sec, &tm);
+        char *line = xasprintf("%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ\t%s\n", tm.tm_year + 1900, tm.tm_mon + 1,
+                               tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, key);
+        /* one write per line, appended: the runner reads whatever is whole */
+        ssize_t w = write(log->fd, line, strlen(line));
+        (void)w;
+        free(line);
+    }
+    pthread_mutex_unlock(&log->mu);
+    if (!fresh) free(key);
+}
+
+/* ---- availability ---------------------------------------------------------------------------------------------- */
+
+static bool layer_off(void)
+{
+    const char *e = getenv("DRUN_FS_LAYER");
+    return e && (strcmp(e, "off") == 0 || strcmp(e, "0") == 0);
+}
+
+bool fsl_available(const char **why)
+{
+    if (layer_off()) {
+        *why = "DRUN_FS_LAYER=off";
+        return false;
+    }
+    struct stat st;
+    if (stat("/dev/fuse", &st) != 0 || !S_ISCHR(st.st_mode)) {
+        *why = "/dev/fuse does not exist";
+        return false;
+    }
+    /* fusermount3 opens it with the user's rights too: a 0600 /dev/fuse
+     * (some containers) is for root alone */
+    int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        *why = "/dev/fuse cannot be opened by this user";
+        return false;
+    }
+    close(fd);
+    if (geteuid() != 0 && access("/usr/bin/fusermount3", X_OK) != 0 && access("/bin/fusermount3", X_OK) != 0) {
+        *why = "fusermount3 is not installed (apt-get install fuse3)";
+        return false;
+    }
+    return true;
+}
+
+/* ---- trees -------------------------------------------------------------------------------------------------------- */
+
+static bool user_grant(const rrule_t *g)
+{
+    rule_kind_t k = g->rule->kind;
+    return g->level > LVL_NONE && k != RK_SYSTEM && k != RK_PATH_DIR && k != RK_RUNTIME;
+}
+
+static bool under_tree(const fsl_t *l, const char *abs, bool strictly)
+{
+    for (size_t i = 0; i < l->trees.n; i++)
+        if (path_is_under(abs, l->trees.v[i].path) && (!strictly || strcmp(abs, l->trees.v[i].path) != 0)) return true;
+    return false;
+}
+
+static int cmp_depth(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    unsigned dx = path_depth(x), dy = path_depth(y);
+    return dx != dy ? (dx < dy ? -1 : 1) : strcmp(x, y);
+}
+
+/* The topmost user grants that are directories the policy shows. */
+static void pick_trees(fsl_t *l, const resolved_t *r, const roots_t *roots)
+{
+    arena_t a = ARENA_INIT;
+    VEC(const char *) cand = {0};
+    for (size_t i = 0; i < r->grants.n; i++) {
+        const rrule_t *g = &r->grants.v[i];
+        if (!user_grant(g)) continue;
+        if (g->base == PB_SCRATCH && roots->scratch_tmpfs) continue; /* a fresh tmpfs, not the host's */
+        const char *abs = lattice_rule_abs(g, roots, &a);
+        struct stat st;
+        if (!abs || stat(abs, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+        if (lattice_level_of(r, roots, abs, NULL) == LVL_NONE) continue;
+        vec_push(&cand, abs);
+    }
+    if (cand.n) qsort(cand.v, cand.n, sizeof *cand.v, cmp_depth);
+    for (size_t i = 0; i < cand.n; i++) {
+        if (under_tree(l, cand.v[i], false)) continue;
+        fsl_tree_t t = {xstrdup(cand.v[i]), -1, NULL, NULL, false};
+        vec_push(&l->trees, t);
+    }
+    vec_free(&cand);
+    arena_free(&a);
+}
+
+/* ---- the daemon --------------------------------------------------------------------------------------------------- */
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+/* Closes every fd but keep[0..n) (the prestarted bwrap's pipes above all:
+ * a daemon holding the write end of its options would keep it waiting). */
+static bool keep_only(int *keep, size_t n)
+{
+    qsort(keep, n, sizeof *keep, cmp_int);
+    unsigned from = 3;
+    for (size_t i = 0; i < n; i++) {
+        if (keep[i] < 3) continue;
+        if ((unsigned)keep[i] > from && syscall(SYS_close_range, from, (unsigned)keep[i] - 1, 0U) != 0) return false;
+        from = (unsigned)keep[i] + 1;
+    }
+    return syscall(SYS_close_range, from, ~0U, 0U) == 0;
+}
+
+typedef struct serve_arg {
+    struct fuse_session *se;
+} serve_arg_t;
+
+static void *serve_thread(void *p)
+{
+    serve_arg_t *a = p;
+    struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+    fuse_loop_cfg_set_max_threads(cfg, 8);
+    fuse_loop_cfg_set_idle_threads(cfg, 4);
+    fuse_session_loop_mt(a->se, cfg);
+    fuse_loop_cfg_destroy(cfg);
+    return NULL;
+}
+
+static void say(int fd, const char *msg)
+{
+    ssize_t w = write(fd, msg, strlen(msg));
+    (void)w;
+}
+
+/* Not root: fusermount3 (setuid) mounts and hands back the /dev/fuse fd
+ * over a socket (_FUSE_COMMFD), as libfuse itself does when mount(2)
+ * fails; here /dev/fuse need not be open to the user. -1 on failure. */
+static int fusermount(const char *mnt, const char *opts)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        char env[32];
+        snprintf(env, sizeof env, "_FUSE_COMMFD=%d", sv[1]);
+        char *envp[] = {env, "PATH=/usr/bin:/bin", NULL};
+        close(sv[0]);
+        execle("/usr/bin/fusermount3", "fusermount3", "-o", opts, "--", mnt, (char *)NULL, envp);
+        execle("/bin/fusermount3", "fusermount3", "-o", opts, "--", mnt, (char *)NULL, envp);
+        _exit(127);
+    }
+    close(sv[1]);
+    int fd = -1;
+    if (pid > 0) {
+        char byte, ctl[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {&byte, 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+        ssize_t n;
+        do n = recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(c), sizeof fd);
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        if (fd >= 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) close(fd), fd = -1;
+    }
+    close(sv[0]);
+    return fd;
+}
+
+/* Mounts tree t; false with a message on ready_w. */
+static struct fuse_session *mount_tree(fsl_tree_t *t, const resolved_t *r, const roots_t *roots, fsl_log_t *log,
+                                       int ready_w)
+{
+    char opts[160];
+    snprintf(opts, sizeof opts, "default_permissions,fsname=drun-layer,subtype=drun%s",
+             geteuid() == 0 ? ",allow_other" : "");
+    char *argv[] = {"drun-fuse", "-o", opts, NULL};
+    struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+    lfs_t *fs = lfs_new(r, roots, t->path, t->fd, log);
+    size_t sz;
+    const void *ops = lfs_ops(&sz);
+    struct fuse_session *se = fuse_session_new(&args, ops, sz, fs);
+    char devfd[32] = "";
+    if (se && geteuid() != 0) {
+        int fd = fusermount(t->mnt, "default_permissions,fsname=drun-layer,subtype=drun");
+        if (fd >= 0) snprintf(devfd, sizeof devfd, "/dev/fd/%d", fd);
+    }
+    if (!se || (geteuid() != 0 && !*devfd) || fuse_session_mount(se, *devfd ? devfd : t->mnt) != 0) {
+        char *m = xasprintf("cannot mount the filesystem layer on %s", t->mnt);
+        say(ready_w, m);
+        free(m);
+        return NULL;
+    }
+    return se;
+}
+
+static _Noreturn void daemon_main(fsl_t *l, const resolved_t *r, const roots_t *roots, pid_t parent, int ready_w)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
+    prctl(PR_SET_NAME, "drun-fuse");
+    signal(SIGPIPE, SIG_IGN);
+    int keep[64];
+    size_t nk = 0;
+    keep[nk++] = ready_w;
+    keep[nk++] = l->log_fd;
+    for (size_t i = 0; i < l->trees.n && nk < 64; i++) keep[nk++] = l->trees.v[i].fd;
+    if (!keep_only(keep, nk)) _exit(1);
+    fsl_log_t log = {l->log_fd, PTHREAD_MUTEX_INITIALIZER, STRMAP_INIT, 0};
+    serve_arg_t *se = xcalloc(l->trees.n, sizeof *se);
+    for (size_t i = 0; i < l->trees.n; i++)
+        if (!(se[i].se = mount_tree(&l->trees.v[i], r, roots, &log, ready_w))) _exit(1);
+    /* the sandbox's host user from here on (a root runner): the backing
+     * tree is read and written with its rights, and what it makes is its */
+    const sbx_ident_t *id = hs_ident();
+    if (id->drop && (setgroups(0, NULL) != 0 || setresgid(id->gid, id->gid, id->gid) != 0 ||
+                     setresuid(id->uid, id->uid, id->uid) != 0)) {
+        say(ready_w, "cannot drop to the sandbox user");
+        _exit(1);
+    }
+    /* the drop clears the death signal: set it again */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
+    say(ready_w, "ok");
+    close(ready_w);
+    pthread_t *th = xcalloc(l->trees.n, sizeof *th);
+    for (size_t i = 0; i < l->trees.n; i++)
+        if (pthread_create(&th[i], NULL, serve_thread, &se[i]) != 0) _exit(1);
+    for (size_t i = 0; i < l->trees.n; i++) pthread_join(th[i], NULL);
+    _exit(0);
+}
+
+/* The mount points, below the state dir by fd. */
+static bool make_mount_points(fsl_t *l, char **err)
+{
+    if ((l->run_fd = hs_subdir("run/fuse", err)) < 0) return false;
+    static atomic_ulong seq;
+    unsigned long s = atomic_fetch_add(&seq, 1);
+    for (size_t i = 0; i < l->trees.n; i++) {
+        fsl_tree_t *t = &l->trees.v[i];
+        t->name = xasprintf("%ld.%lu.%zu", (long)getpid(), s, i);
+        char *rel = xasprintf("run/fuse/%s", t->name);
+        t->mnt = fsutil_state_path(rel);
+        free(rel);
+        if (mkdirat(l->run_fd, t->name, 0711) != 0 && errno != EEXIST) {
+            *err = xasprintf("cannot make the layer's mount point %s: %s", t->mnt, strerror(errno));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Opens each tree: the workspace from its fd, the others by path once. */
+static bool open_trees(fsl_t *l, const roots_t *roots, int ws_fd, char **err)
+{
+    for (size_t i = 0; i < l->trees.n; i++) {
+        fsl_tree_t *t = &l->trees.v[i];
+        t->fd = roots->workspace && strcmp(t->path, roots->workspace) == 0 && ws_fd >= 0
+                    ? fcntl(ws_fd, F_DUPFD_CLOEXEC, 3)
+                    : open(t->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (t->fd < 0) {
+            *err = xasprintf("cannot open %s for the filesystem layer: %s", t->path, strerror(errno));
+            return false;
+        }
+    }
+    return true;
+}
+
+static void unmount_all(fsl_t *l);
+static void fsl_free(fsl_t *l);
+
+/* Forks the daemon and waits until every tree is mounted. */
+static bool start_daemon(fsl_t *l, const resolved_t *r, const roots_t *roots, char **err)
+{
+    int rp[2];
+    if (pipe2(rp, O_CLOEXEC) != 0) {
+        *err = xasprintf("cannot start the filesystem layer: %s", strerror(errno));
+        return false;
+    }
+    pid_t parent = getpid();
+    l->daemon = fork();
+    if (l->daemon == 0) {
+        close(rp[0]);
+        daemon_main(l, r, roots, parent, rp[1]);
+    }
+    close(rp[1]);
+    for (size_t i = 0; i < l->trees.n; i++) {
+        close(l->trees.v[i].fd); /* the daemon's now */
+        l->trees.v[i].fd = -1;
+    }
+    if (l->daemon < 0) {
+        close(rp[0]);
+        *err = xasprintf("cannot start the filesystem layer: %s", strerror(errno));
+        return false;
+    }
+    char msg[512];
+    ssize_t n;
+    do n = read(rp[0], msg, sizeof msg - 1);
+    while (n < 0 && errno == EINTR);
+    close(rp[0]);
+    msg[n > 0 ? n : 0] = '\0';
+    for (size_t i = 0; i < l->trees.n; i++) l->trees.v[i].mounted = true; /* unmounting a non-mount is harmless */
+    if (strcmp(msg, "ok") != 0) {
+        *err = xstrdup(n > 0 ? msg : "the filesystem layer ended before it was ready");
+        return false;
+    }
+    l->pidfd = (int)syscall(SYS_pidfd_open, l->daemon, 0);
+    return true;
+}
+
+fsl_t *fsl_start(const resolved_t *r, const roots_t *roots, int ws_fd, char **err)
+{
+    *err = NULL;
+    fsl_t *l = xcalloc(1, sizeof *l);
+    l->daemon = -1;
+    l->pidfd = l->stop_fd = l->log_fd = l->run_fd = -1;
+    pick_trees(l, r, roots);
+    if (!l->trees.n) {
+        fsl_free(l);
+        return NULL;
+    }
+    l->log_fd = memfd_create("drun-fs-refusals", MFD_CLOEXEC);
+    l->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (l->log_fd < 0 || l->stop_fd < 0) *err = xasprintf("cannot start the filesystem layer: %s", strerror(errno));
+    if (*err || !make_mount_points(l, err) || !open_trees(l, roots, ws_fd, err) || !start_daemon(l, r, roots, err)) {
+        if (l->daemon > 0) {
+            kill(l->daemon, SIGKILL);
+            while (waitpid(l->daemon, NULL, 0) < 0 && errno == EINTR) {}
+            l->daemon = -1;
+        }
+        unmount_all(l);
+        fsl_free(l);
+        return NULL;
+    }
+    return l;
+}
+
+/* ---- the plan ----------------------------------------------------------------------------------------------------------- */
+
+resolved_t *fsl_view(const fsl_t *l, const resolved_t *r, const roots_t *roots)
+{
+    resolved_t *v = xcalloc(1, sizeof *v);
+    v->pol = r->pol;
+    v->facts = r->facts;
+    v->target = r->target;
+    for (size_t i = 0; i < r->grants.n; i++) vec_push(&v->grants, r->grants.v[i]);
+    arena_t a = ARENA_INIT;
+    for (size_t i = 0; i < r->caps.n; i++) {
+        const rrule_t *c = &r->caps.v[i];
+        /* glob caps only ever reach into walked trees, which are all
+         * served (run's tmpfs scratch aside, which goes with the run) */
+        if (c->glob) continue;
+        const char *abs = lattice_rule_abs(c, roots, &a);
+        if (abs && under_tree(l, abs, true)) continue;
+        vec_push(&v->caps, *c);
+    }
+    arena_free(&a);
+    return v;
+}
+
+void fsl_view_free(resolved_t *v)
+{
+    if (!v) return;
+    vec_free(&v->grants);
+    vec_free(&v->caps);
+    free(v);
+}
+
+/* bwrap options that take a destination, and where it is. */
+static int dest_index(const char *opt)
+{
+    static const char *const two[] = {"--bind", "--bind-try", "--ro-bind", "--ro-bind-try", "--dev-bind",
+                                      "--dev-bind-try", "--bind-fd", "--ro-bind-fd", "--symlink", "--ro-bind-data",
+                                      "--bind-data", "--file"};
+    static const char *const one[] = {"--tmpfs", "--remount-ro", "--dir", "--dev", "--proc", "--mqueue"};
+    for (size_t i = 0; i < sizeof two / sizeof *two; i++)
+        if (strcmp(opt, two[i]) == 0) return 2;
+    for (size_t i = 0; i < sizeof one / sizeof *one; i++)
+        if (strcmp(opt, one[i]) == 0) return 1;
+    return 0;
+}
+
+static int nargs_of(const char *opt)
+{
+    int d = dest_index(opt);
+    if (d) return d;
+    static const char *const one[] = {"--cap-drop", "--uid", "--gid", "--hostname", "--chdir", "--unsetenv",
+                                      "--perms", "--seccomp", "--json-status-fd", "--sync-fd", "--size",
+                                      "--args", "--chmod"};
+    static const char *const two[] = {"--setenv", "--chmod"};
+    for (size_t i = 0; i < sizeof two / sizeof *two; i++)
+        if (strcmp(opt, two[i]) == 0) return 2;
+    for (size_t i = 0; i < sizeof one / sizeof *one; i++)
+        if (strcmp(opt, one[i]) == 0) return 1;
+    return 0;
+}
+
+/* The tree abs is at (or below, when below), or NULL. */
+static const fsl_tree_t *tree_of(const fsl_t *l, const char *abs, bool at)
+{
+    for (size_t i = 0; i < l->trees.n; i++) {
+        const fsl_tree_t *t = &l->trees.v[i];
+        if (at ? strcmp(abs, t->path) == 0 : path_is_under(abs, t->path) && strcmp(abs, t->path) != 0) return t;
+    }
+    return NULL;
+}
+
+/* The FUSE view of abs (in tree t). */
+static char *view_of(const fsl_tree_t *t, const char *abs)
+{
+    size_t n = strlen(t->path);
+    return abs[n] ? xasprintf("%s%s", t->mnt, abs + (n == 1 ? 0 : n)) : xstrdup(t->mnt);
+}
+
+void fsl_rewrite(const fsl_t *l, void *strvec, size_t from)
+{
+    strvec_t *v = strvec, out = {0};
+    for (size_t i = 0; i < from; i++) vec_push(&out, v->v[i]);
+    for (size_t i = from; i < v->n;) {
+        const char *opt = v->v[i];
+        int na = nargs_of(opt), di = dest_index(opt);
+        size_t end = i + 1 + (size_t)na;
+        if (end > v->n) end = v->n;
+        const char *dest = di && i + (size_t)di < v->n ? v->v[i + (size_t)di] : NULL;
+        bool by_fd = !strcmp(opt, "--bind-fd") || !strcmp(opt, "--ro-bind-fd");
+        bool bind = !by_fd && di == 2 && (strstr(opt, "bind") != NULL) && strcmp(opt, "--ro-bind-data") != 0 &&
+                    strcmp(opt, "--bind-data") != 0;
+        const fsl_tree_t *at = dest ? tree_of(l, dest, true) : NULL, *in = dest ? tree_of(l, dest, false) : NULL;
+        bool ro = strstr(opt, "ro-") != NULL;
+        if (dest && by_fd && (at || in)) {
+            /* kept (bwrap checks the inode, then closes the fd), then covered */
+            for (size_t k = i; k < end; k++) vec_push(&out, v->v[k]);
+            vec_push(&out, xstrdup(ro ? "--ro-bind" : "--bind"));
+            vec_push(&out, view_of(at ? at : in, dest));
+            vec_push(&out, xstrdup(dest));
+        } else if (dest && in) {
+            /* inside a served tree: the layer decides there; a --perms or
+             * --size that applied to it goes with it */
+            size_t m = out.n;
+            if (m >= from + 2 && (!strcmp(out.v[m - 2], "--perms") || !strcmp(out.v[m - 2], "--size"))) {
+                free(out.v[m - 1]);
+                free(out.v[m - 2]);
+                out.n -= 2;
+            }
+            for (size_t k = i; k < end; k++) free(v->v[k]);
+        } else if (dest && at && bind) {
+            /* the tree's own bind: from its FUSE mount */
+            vec_push(&out, v->v[i]);
+            free(v->v[i + 1]);
+            vec_push(&out, view_of(at, dest));
+            for (size_t k = i + 2; k < end; k++) vec_push(&out, v->v[k]);
+        } else {
+            for (size_t k = i; k < end; k++) vec_push(&out, v->v[k]);
+        }
+        i = end;
+    }
+    free(v->v);
+    *v = *(strvec_t *)&out;
+}
+
+/* ---- the run ------------------------------------------------------------------------------------------------------------- */
+
+static void *watch_thread(void *p)
+{
+    fsl_t *l = p;
+    struct pollfd pf[2] = {{l->pidfd, POLLIN, 0}, {l->stop_fd, POLLIN, 0}};
+    for (;;) {
+        int n = poll(pf, 2, -1);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 || (pf[1].revents & POLLIN)) return NULL;
+        if (pf[0].revents) break;
+    }
+    /* the daemon is gone while the sandbox runs: its accesses fail
+     * (ENOTCONN); the run ends rather than going on half-blind */
+    atomic_store(&l->died, true);
+    if (l->bwrap > 0) kill(l->bwrap, SIGKILL);
+    return NULL;
+}
+
+void fsl_watch(fsl_t *l, pid_t bwrap_pid)
+{
+    /* DRUN_FS_LAYER_WATCH=off keeps a sandbox whose daemon died running
+     * (its accesses below the served trees fail): for looking at it */
+    const char *w = getenv("DRUN_FS_LAYER_WATCH");
+    if (!l || l->pidfd < 0 || (w && strcmp(w, "off") == 0)) return;
+    l->bwrap = bwrap_pid;
+    l->watching = pthread_create(&l->watcher, NULL, watch_thread, l) == 0;
+}
+
+static void unmount_one(const fsl_tree_t *t)
+{
+    if (geteuid() == 0) {
+        umount2(t->mnt, MNT_DETACH | UMOUNT_NOFOLLOW);
+        return;
+    }
+    char *argv[] = {"fusermount3", "-u", "-z", "-q", t->mnt, NULL};
+    pid_t pid;
+    extern char **environ;
+    if (posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ) == 0)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+}
+
+static void unmount_all(fsl_t *l)
+{
+    for (size_t i = 0; i < l->trees.n; i++) {
+        fsl_tree_t *t = &l->trees.v[i];
+        if (t->mounted) unmount_one(t);
+        t->mounted = false;
+        if (l->run_fd >= 0 && t->name) unlinkat(l->run_fd, t->name, AT_REMOVEDIR);
+    }
+}
+
+static void fsl_free(fsl_t *l)
+{
+    for (size_t i = 0; i < l->trees.n; i++) {
+        fsl_tree_t *t = &l->trees.v[i];
+        if (t->fd >= 0) close(t->fd);
+        free(t->path), free(t->name), free(t->mnt);
+    }
+    vec_free(&l->trees);
+    if (l->pidfd >= 0) close(l->pidfd);
+    if (l->stop_fd >= 0) close(l->stop_fd);
+    if (l->log_fd >= 0) close(l->log_fd);
+    if (l->run_fd >= 0) close(l->run_fd);
+    free(l);
+}
+
+char *fsl_refusals(const fsl_t *l, size_t max, size_t *total)
+{
+    buf_t all = BUF_INIT, out = BUF_INIT;
+    char chunk[4096];
+    ssize_t n;
+    off_t off = 0;
+    while ((n = pread(l->log_fd, chunk, sizeof chunk, off)) > 0) {
+        buf_add(&all, chunk, (size_t)n);
+        off += n;
+    }
+    size_t count = 0;
+    const char *s = all.len ? buf_cstr(&all) : "";
+    for (const char *nl; (nl = strchr(s, '\n')); s = nl + 1) {
+        if (count++ < max) buf_add(&out, s, (size_t)(nl + 1 - s));
+    }
+    *total = count;
+    buf_free(&all);
+    if (!out.len) {
+        buf_free(&out);
+        return NULL;
+    }
+    char *r = xstrdup(buf_cstr(&out));
+    buf_free(&out);
+    return r;
+}
+
+/* "  create /ws/x: rule" lines of the first few refusals. */
+static char *summary_text(const fsl_t *l)
+{
+    size_t total = 0;
+    char *lines = fsl_refusals(l, 10, &total);
+    if (!lines) return NULL;
+    buf_t b = BUF_INIT;
+    buf_printf(&b, "the filesystem layer refused %zu access%s (op, path, deciding rule):\n", total,
+               total == 1 ? "" : "es");
+    for (char *s = lines, *nl; (nl = strchr(s, '\n')); s = nl + 1) {
+        *nl = '\0';
+        char *f[4] = {s, NULL, NULL, NULL};
+        for (int k = 1; k < 4 && f[k - 1]; k++) {
+            char *t = strchr(f[k - 1], '\t');
+            if (t) *t = '\0', f[k] = t + 1;
+        }
+        if (f[3]) buf_printf(&b, "  %s %s: %s\n", f[1], f[2], f[3]);
+    }
+    if (total > 10) buf_printf(&b, "  and %zu more\n", total - 10);
+    free(lines);
+    char *r = xstrdup(buf_cstr(&b));
+    buf_free(&b);
+    return r;
+}
+
+bool fsl_finish(fsl_t *l, char **summary)
+{
+    if (summary) *summary = NULL;
+    if (!l) return false;
+    if (l->watching) {
+        uint64_t one = 1;
+        ssize_t w = write(l->stop_fd, &one, sizeof one);
+        (void)w;
+        pthread_join(l->watcher, NULL);
+    }
+    bool died = atomic_load(&l->died);
+    unmount_all(l);
+    if (l->daemon > 0) {
+        kill(l->daemon, SIGKILL); /* the sandbox is gone: nothing is left to serve */
+        while (waitpid(l->daemon, NULL, 0) < 0 && errno == EINTR) {}
+    }
+    if (summary) *summary = summary_text(l);
+    fsl_free(l);
+    return died;
+}
+
+/* ---- what the runner calls ------------------------------------------------------------------------------------------------ */
+
+/* The glob caps, as written: what the mount plan holds only where a mount
+ * could be placed when the run started. */
+static void glob_caps_text(const resolved_t *r, buf_t *out)
+{
+    for (size_t i = 0; i < r->caps.n; i++) {
+        const rrule_t *c = &r->caps.v[i];
+        if (!c->glob) continue;
+        buf_printf(out, "%s\"%s\"", out->len ? ", " : "", c->rule->written);
+    }
+}
+
+fsl_t *fsl_begin(const resolved_t *r, const roots_t *roots, int ws_fd)
+{
+    const char *why = NULL;
+    char *err = NULL;
+    if (fsl_available(&why)) {
+        fsl_t *l = fsl_start(r, roots, ws_fd, &err);
+        if (l || !err) return l;
+        why = err;
+    }
+    buf_t caps = BUF_INIT;
+    glob_caps_text(r, &caps);
+    if (caps.len)
+        fprintf(stderr, "drun-policy: the access-time filesystem layer is not used (%s): these caps hold only where "
+                        "a mount could be placed when the run started (existing matches, the roots of the grants, "
+                        "existing .git dirs), not for names made later in new or other directories: %s\n",
+                why, buf_cstr(&caps));
+    buf_free(&caps);
+    free(err);
+    return NULL;
+}
+
+void fsl_end_run(fsl_t *l, pid_t pid1, bool *died)
+{
+    /* every process of the sandbox is gone once its pid 1 is: this
+     * process, a subreaper, has it once bwrap has gone (or bwrap reaped it) */
+    if (pid1 > 0)
+        while (waitpid(pid1, NULL, 0) < 0 && errno == EINTR) {}
+    char *sum = NULL;
+    *died = fsl_finish(l, &sum);
+    if (*died)
+        fprintf(stderr, "drun-policy run: the filesystem layer ended during the run: its trees gave errors in the "
+                        "sandbox (never the raw tree), and the sandbox was stopped\n");
+    if (sum) fprintf(stderr, "drun-policy run: %s", sum);
+    free(sum);
+}

@@ -1,0 +1,311 @@
+#!/usr/bin/env -S bats --tap
+# 58-fuse-caps — the access-time layer (SPEC §16, issue 17): `drun-policy
+# run` with the real bwrap serves the workspace through a FUSE layer that
+# asks the policy at every access. Each test attacks from inside and then
+# checks the HOST tree: what must not exist does not, contents and modes are
+# unchanged, and an ordinary name next to each protected one was written
+# (each rule seen both ways). Also: a fresh workspace lists nothing the
+# command did not make, git init in it, a 250,000-entry tree starts, a
+# killed daemon leaves errors (never the raw tree) and ends the run, and the
+# fallback without the layer says which caps it cannot hold at depth.
+
+setup_file() {
+    export ROOT=${ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+    B=${B:-build}
+    case $B in /*) ;; *) B=$ROOT/$B ;; esac
+    export DP=$B/drun-policy
+    command -v bwrap > /dev/null || skip "no bwrap"
+    [ -e /dev/fuse ] || skip "no /dev/fuse"
+}
+
+setup() {
+    T=$(mktemp -d)
+    chmod 711 "$T"
+    mkdir -p "$T/ws" "$T/state" "$T/home"
+    cat > "$T/cfg.toml" <<'EOF'
+[filesystem]
+deny_read = ["**/*.secret"]
+deny_write = ["**/.env"]
+EOF
+    SBX=
+    if [ "$(id -u)" = 0 ]; then
+        SBX=$(awk -F: '$1 == "drun-sandbox" {print $3 ":" $4}' /etc/passwd)
+        SBX=${SBX:-65534:65534}
+    fi
+}
+
+teardown() {
+    # a run's mount left behind would keep rm from the tree
+    for m in "$T"/state/drun/run/fuse/*; do [ -d "$m" ] && umount -l "$m" 2> /dev/null; done
+    rm -rf "$T"
+}
+
+# own — the workspace belongs to the sandbox user (a root runner's sandbox
+# runs as it, as 50-enforce does)
+own() { if [ -n "$SBX" ]; then chown -R "$SBX" "$T/ws"; fi; }
+
+# dprun SCRIPT — runs sh -c SCRIPT in the sandbox, workspace $T/ws, the
+# suite's config; sets status and output (stdout and stderr).
+dprun() {
+    run env -i HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin XDG_STATE_HOME="$T/state" \
+        ${LAYER:+DRUN_FS_LAYER=$LAYER} "$DP" run "$T/cfg.toml" --workspace "$T/ws" -- sh -c "$1"
+}
+
+# git_repo DIR — a repository made on the host, before the run
+git_repo() { git init -q "$@"; }
+
+@test "protected names in existing subdirectories at depth 1-3 cannot be created; their neighbours can" {
+    mkdir -p "$T/ws/sub/deeper" "$T/ws/a/b/c"
+    git_repo "$T/ws/sub"
+    git_repo "$T/ws/a/b/c"
+    own
+    dprun '
+        echo evil > sub/.git/hooks/pre-commit; echo ok > sub/.git/notes.txt
+        echo evil > sub/.mcp.json;             echo ok > sub/mcp.json
+        mkdir sub/.vscode; echo evil > sub/.vscode/tasks.json; mkdir sub/vscode; echo ok > sub/vscode/tasks.json
+        mkdir -p sub/.claude; mkdir sub/.claude/commands; echo evil > sub/.claude/commands/x.md
+        mkdir sub/.claude/other; echo ok > sub/.claude/other/x.md
+        echo evil > sub/deeper/.profile;       echo ok > sub/deeper/profile.txt
+        echo evil > a/b/c/.git/hooks/post-checkout; echo evil > a/b/c/.bashrc; echo ok > a/b/c/bashrc
+        true'
+    [ "$status" -eq 0 ]
+    for p in sub/.git/hooks/pre-commit sub/.mcp.json sub/.vscode sub/.claude/commands sub/deeper/.profile \
+             a/b/c/.git/hooks/post-checkout a/b/c/.bashrc; do
+        [ ! -e "$T/ws/$p" ] || { echo "created on the host: $p"; false; }
+    done
+    for p in sub/.git/notes.txt sub/mcp.json sub/vscode/tasks.json sub/.claude/other/x.md sub/deeper/profile.txt \
+             a/b/c/bashrc; do
+        [ "$(cat "$T/ws/$p")" = ok ] || { echo "not written: $p"; false; }
+    done
+    # the refusals are summed up, each with its deciding rule
+    [[ "$output" == *"create $T/ws/sub/.git/hooks/pre-commit: protect.git_hooks"* ]]
+    [[ "$output" == *"mkdir $T/ws/sub/.vscode: protect.editor_dirs"* ]]
+}
+
+@test "submodule and bare-repository hooks and config are read-only; the rest of them is not" {
+    git_repo "$T/ws"
+    mkdir -p "$T/ws/.git/modules"
+    git init -q --bare "$T/ws/.git/modules/lib"
+    git init -q --bare "$T/ws/bare.git"
+    git init -q --bare "$T/ws/vendor/mirror" # a repository by its structure alone
+    own
+    sum() { sha256sum "$T/ws/.git/modules/lib/config" "$T/ws/bare.git/config" "$T/ws/vendor/mirror/config"; }
+    before=$(sum)
+    dprun '
+        echo "[core] fsmonitor = evil" >> .git/modules/lib/config; echo evil > .git/modules/lib/hooks/x
+        echo ok >> .git/modules/lib/description
+        echo "[core] fsmonitor = evil" >> bare.git/config; echo evil > bare.git/hooks/x
+        echo ok >> bare.git/description
+        echo "[core] fsmonitor = evil" >> vendor/mirror/config; echo evil > vendor/mirror/hooks/post-update
+        echo ok >> vendor/mirror/description
+        true'
+    [ "$status" -eq 0 ]
+    [ "$(sum)" = "$before" ]
+    [ ! -e "$T/ws/.git/modules/lib/hooks/x" ] && [ ! -e "$T/ws/bare.git/hooks/x" ]
+    [ ! -e "$T/ws/vendor/mirror/hooks/post-update" ]
+    for d in .git/modules/lib bare.git vendor/mirror; do
+        [ "$(tail -n 1 "$T/ws/$d/description")" = ok ]
+    done
+    [[ "$output" == *"vendor/mirror/config: protect.git_config (a repository by its structure"* ]]
+}
+
+@test "a repository cannot be completed around a config written first" {
+    own
+    dprun 'mkdir r; echo "[core] fsmonitor = evil" > r/config; echo ref > r/HEAD; mkdir r/objects r/refs; true'
+    [ "$status" -eq 0 ]
+    [ -e "$T/ws/r/config" ]
+    # HEAD, objects and refs next to a config the sandbox wrote: refused
+    [ ! -e "$T/ws/r/HEAD" ] && [ ! -e "$T/ws/r/objects" ] && [ ! -e "$T/ws/r/refs" ]
+}
+
+@test "names created during the run, in new directories, are capped as deeply as existing ones" {
+    own
+    dprun '
+        mkdir -p new/dir/deep; echo evil > new/dir/deep/.bashrc; echo ok > new/dir/deep/bashrc
+        echo s > new/dir/k.secret; echo ok > new/dir/k.txt
+        mkdir new/.git; mkdir new/.git/hooks; echo ok > new/.git/HEAD2
+        echo E=1 > new/dir/.env; echo ok > new/dir/.envrc
+        true'
+    [ "$status" -eq 0 ]
+    [ ! -e "$T/ws/new/dir/deep/.bashrc" ] && [ ! -e "$T/ws/new/dir/k.secret" ]
+    [ ! -e "$T/ws/new/.git/hooks" ] && [ ! -e "$T/ws/new/dir/.env" ]
+    for p in new/dir/deep/bashrc new/dir/k.txt new/.git/HEAD2 new/dir/.envrc; do [ "$(cat "$T/ws/$p")" = ok ]; done
+}
+
+@test "deny_read: an existing match at depth 3 is absent from listings and unreadable" {
+    mkdir -p "$T/ws/a/b/c"
+    echo topsecret > "$T/ws/a/b/c/k.secret"
+    echo visible > "$T/ws/a/b/c/k.txt"
+    own
+    dprun 'ls -A a/b/c; cat a/b/c/k.secret; cat a/b/c/k.txt; mv a/b/c/k.secret a/b/c/out.txt; true'
+    [ "$status" -eq 0 ]
+    [[ "$output" != *topsecret* ]]
+    [[ "$output" == *visible* ]]
+    [[ "$(printf '%s\n' "$output" | grep -cx 'k.secret')" -eq 0 ]]
+    # moving it out of the hidden name is refused too
+    [ "$(cat "$T/ws/a/b/c/k.secret")" = topsecret ] && [ ! -e "$T/ws/a/b/c/out.txt" ]
+}
+
+@test "renames into a protected name, and of a directory holding one, are refused" {
+    git_repo "$T/ws/sub"
+    echo ok > "$T/ws/plain.txt"
+    own
+    dprun '
+        mv plain.txt .bashrc
+        mv sub/.git sub/gitdir
+        mkdir -p x/hooks; echo evil > x/hooks/pre-commit; mkdir other; mv x other/.git
+        mkdir -p y/hooks; mv y z
+        true'
+    [ "$status" -eq 0 ]
+    [ "$(cat "$T/ws/plain.txt")" = ok ] && [ ! -e "$T/ws/.bashrc" ]
+    [ -d "$T/ws/sub/.git/hooks" ] && [ ! -e "$T/ws/sub/gitdir" ]
+    [ ! -e "$T/ws/other/.git" ] && [ -e "$T/ws/x/hooks/pre-commit" ]
+    [ -d "$T/ws/z/hooks" ] # an ordinary rename still works
+}
+
+@test "hard links: a protected file gets no writable second name, nor an ordinary one a protected name" {
+    git_repo "$T/ws"
+    echo ok > "$T/ws/plain.txt"
+    own
+    before=$(sha256sum < "$T/ws/.git/config")
+    dprun 'ln .git/config cfg; echo evil >> cfg; ln plain.txt .mcp.json; ln plain.txt plain2.txt; true'
+    [ "$status" -eq 0 ]
+    [ ! -e "$T/ws/cfg" ] && [ ! -e "$T/ws/.mcp.json" ]
+    [ "$(sha256sum < "$T/ws/.git/config")" = "$before" ]
+    [ "$(stat -c %h "$T/ws/plain.txt")" -eq 2 ]
+}
+
+@test "symlinks pointing out resolve in the sandbox, never on the host; a swap during the run changes nothing outside" {
+    git_repo "$T/ws"
+    mkdir -p "$T/outside" "$T/ws/swap"
+    echo orig > "$T/outside/f"
+    own
+    chmod 777 "$T/outside"
+    (
+        # the host swaps a directory of the workspace for a symlink out while the command waits
+        for _ in $(seq 1 600); do [ -e "$T/ws/ready" ] && break; sleep 0.05; done
+        rmdir "$T/ws/swap" && ln -s "$T/outside" "$T/ws/swap" && touch "$T/ws/go"
+    ) &
+    dprun '
+        ln -s '"$T"'/outside out; echo evil > out/f; echo evil > out/new
+        ln -s .git/hooks hk; echo evil > hk/pre-commit
+        touch ready; i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
+        echo evil > swap/f; echo evil > swap/new2; cat swap/f
+        true'
+    wait
+    [ "$status" -eq 0 ]
+    [ "$(cat "$T/outside/f")" = orig ]
+    [ ! -e "$T/outside/new" ] && [ ! -e "$T/outside/new2" ]
+    [ ! -e "$T/ws/.git/hooks/pre-commit" ]
+    [ -L "$T/ws/out" ] # the link itself is an ordinary name
+}
+
+@test "a fresh workspace lists nothing the command did not make, and stays empty on the host" {
+    own
+    dprun 'ls -A; echo END'
+    [ "$status" -eq 0 ]
+    [ "$(printf '%s\n' "$output" | grep -v '^drun-policy' | tr -d '\n')" = END ]
+    [ -z "$(ls -A "$T/ws")" ]
+}
+
+@test "git init in a fresh workspace fails naming the protection; no hooks or config reach the host" {
+    own
+    dprun 'git init -q r; echo rc=$?'
+    [[ "$output" == *"rc=1"* || "$output" == *"rc=128"* ]]
+    [[ "$output" == *"protect.git_hooks"* || "$output" == *"protect.git_config"* ]]
+    [ ! -e "$T/ws/r/.git/hooks" ] && [ ! -e "$T/ws/r/.git/config" ]
+}
+
+@test "a tree of 250,000 entries starts (the mount plan refuses past 200,000)" {
+    python3 - "$T/ws/big" <<'EOF'
+import os, sys
+root = sys.argv[1]
+n = 0
+for a in range(50):
+    for b in range(50):
+        d = os.path.join(root, "d%d" % a, "e%d" % b)
+        os.makedirs(d)
+        n += 1
+        for c in range(99):
+            os.close(os.open(os.path.join(d, "f%d" % c), os.O_CREAT | os.O_WRONLY, 0o644))
+            n += 1
+print(n, file=sys.stderr)
+EOF
+    mkdir -p "$T/ws/big/d0/e0/.git"
+    own
+    dprun 'ls big/d49/e49 | wc -l; echo evil > big/d0/e0/.git/config; echo rc=$?'
+    [ "$status" -eq 0 ]
+    [[ "$output" == *99* ]]
+    [ ! -e "$T/ws/big/d0/e0/.git/config" ]
+    # without the layer the same run is refused: the plan walks the tree
+    LAYER=off dprun true
+    [ "$status" -eq 125 ]
+    [[ "$output" == *"more than 200000 entries"* ]]
+}
+
+@test "without the layer the run falls back to mounts and names the caps it cannot hold at depth" {
+    own
+    LAYER=off dprun 'ls -A; true'
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"access-time filesystem layer is not used (DRUN_FS_LAYER=off)"* ]]
+    [[ "$output" == *'"**/*.secret"'* && "$output" == *'"**/.git/hooks"'* ]]
+}
+
+@test "a killed daemon: accesses fail, never the raw tree; the run ends with 125 and says why" {
+    echo orig > "$T/ws/f"
+    own
+    env -i HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin XDG_STATE_HOME="$T/state" \
+        "$DP" run "$T/cfg.toml" --workspace "$T/ws" -- sh -c 'touch ready; sleep 600' > "$T/out" 2>&1 &
+    runpid=$!
+    for _ in $(seq 1 600); do [ -e "$T/ws/ready" ] && break; sleep 0.05; done
+    [ -e "$T/ws/ready" ]
+    dpid=$(pgrep -P "$runpid" -x drun-fuse)
+    [ -n "$dpid" ]
+    kill -KILL "$dpid"
+    rc=0
+    wait "$runpid" || rc=$?
+    cat "$T/out"
+    [ "$rc" -eq 125 ]
+    grep -q "the filesystem layer ended during the run" "$T/out"
+    [ "$(cat "$T/ws/f")" = orig ]
+}
+
+@test "a killed daemon, the run kept going: the sandbox's accesses fail (ENOTCONN), the host is untouched" {
+    echo orig > "$T/ws/f"
+    own
+    env -i HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin XDG_STATE_HOME="$T/state" DRUN_FS_LAYER_WATCH=off \
+        "$DP" run "$T/cfg.toml" --workspace "$T/ws" -- sh -c '
+            touch ready; i=0
+            while cat f > /dev/null 2>&1 && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+            cat f; echo evil > f; ls; echo END' > "$T/out" 2>&1 &
+    runpid=$!
+    for _ in $(seq 1 600); do [ -e "$T/ws/ready" ] && break; sleep 0.05; done
+    dpid=$(pgrep -P "$runpid" -x drun-fuse)
+    [ -n "$dpid" ]
+    kill -KILL "$dpid"
+    wait "$runpid" || true
+    cat "$T/out"
+    grep -q "Transport endpoint is not connected" "$T/out"
+    ! grep -q '^orig$' "$T/out"
+    grep -q END "$T/out"
+    [ "$(cat "$T/ws/f")" = orig ]
+}
+
+@test "a non-root runtime (fusermount3): the same protections hold" {
+    [ "$(id -u)" = 0 ] || skip "needs root to make the unprivileged user's files"
+    command -v setpriv > /dev/null || skip "no setpriv"
+    setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'exec 3<>/dev/fuse' 2> /dev/null ||
+        skip "/dev/fuse is not open to an unprivileged user here ($(stat -c %a /dev/fuse)); distributions make it 0666"
+    git_repo "$T/ws/sub"
+    chown -R 65534:65534 "$T/ws" "$T/home" "$T/state"
+    run setpriv --reuid=65534 --regid=65534 --clear-groups env -i HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin \
+        XDG_STATE_HOME="$T/state" "$DP" run "$T/cfg.toml" --workspace "$T/ws" -- sh -c '
+            echo "layer mounts: $(grep -c fuse.drun /proc/self/mountinfo)"
+            echo evil > sub/.git/hooks/pre-commit; echo evil > sub/.mcp.json; echo ok > sub/ok.json; true'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *"layer mounts: 1"* ]]
+    [[ "$output" != *"layer is not used"* ]]
+    [ ! -e "$T/ws/sub/.git/hooks/pre-commit" ] && [ ! -e "$T/ws/sub/.mcp.json" ]
+    [ "$(cat "$T/ws/sub/ok.json")" = ok ]
+}
