@@ -15,13 +15,14 @@ import { TRANSPORTS, start, withServer, sessionDirs, writeInPlace, writeRename, 
 const TOOLS = [
   'create_session', 'session_list', 'session_close', 'session_bash', 'session_write_file',
   'session_read_file', 'session_list_files', 'session_fetch', 'session_get_env', 'get_policy',
+  'session_package_install',
 ];
 
 
 const bash = (srv, sid, command, extra = {}) => srv.call('session_bash', { session_id: sid, command, ...extra });
 
 for (const T of TRANSPORTS) {
-  test(`${T}: initialize negotiates 2025-11-25 and lists the ten tools with schemas`, async () => {
+  test(`${T}: initialize negotiates 2025-11-25 and lists the tools with schemas`, async () => {
     await withServer(T, { config: 'bash_timeout_ms = 5000\n' }, async (srv) => {
       assert.equal(srv.client.getServerVersion().name, 'drun-mcp');
       assert.ok(srv.client.getServerCapabilities().tools);
