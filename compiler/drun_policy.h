@@ -70,7 +70,7 @@
 
 /* compiler/sandbox/sandbox.h — running commands: sandbox_new,
  * sandbox_from_artifacts, sandbox_free, sandbox_policy, sandbox_resolved,
- * sandbox_spawn, sandbox_status, sandbox_cleanup, sandbox_pid1,
+ * sandbox_spawn, sandbox_status, sandbox_fs_denied, sandbox_cleanup, sandbox_pid1,
  * sandbox_user, sandbox_use_user; and through it compiler/sandbox/proxy.h, the
  * proxy of sandboxed commands: proxy_wanted, proxy_open, proxy_sandbox_fd,
  * proxy_sandbox_end_close, proxy_refusals, proxy_refusals_free, proxy_close,

@@ -28,6 +28,9 @@
 
 /* After the command exited, how long its pipes may take to reach EOF. */
 #define DRAIN_MS 250
+/* The access-time layer's refusals one result carries (SPEC §16): the
+ * layer deduplicates them; fs_denied_total says how many there were. */
+#define FS_DENIED_MAX 50
 /* After bwrap exited, how long the sandbox's pid 1 may take to end on its
  * own before it is killed, and how long its end is then awaited. */
 #define PID1_GRACE_MS 200
@@ -337,6 +340,7 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
     sbx_status_t st;
     sandbox_status(residue, status, &st);
     r->setup_failed = st.setup_failed;
+    r->fs_denied = sandbox_fs_denied(residue, FS_DENIED_MAX, &r->fs_denied_total);
     /* Placeholders are removed later, when no command runs (janitor.h). */
     janitor_leave(s->janitor, residue);
     return true;
@@ -347,5 +351,6 @@ void exec_result_free(exec_result_t *r)
     buf_free(&r->out);
     buf_free(&r->err);
     free(r->error);
+    free(r->fs_denied);
     memset(r, 0, sizeof *r);
 }

@@ -53,6 +53,9 @@ typedef struct exec_result {
     bool stopped;             /* killed because stop() said so */
     double wall_ms;           /* from spawn to reaped and all output read */
     char *error;              /* the sandbox could not be set up (owned), else NULL */
+    char *fs_denied;          /* the access-time layer's refusals, "TIME\tOP\tPATH\tRULE" lines
+                                 (sandbox_fs_denied; owned), or NULL */
+    size_t fs_denied_total;   /* how many there were in all */
 } exec_result_t;
 
 /* Runs the command to completion (or kill). Returns false with r->error

@@ -50,6 +50,41 @@ static void add_warning(void *ctx, const char *msg)
     json_array_append_new((json_t *)ctx, jr_string(msg));
 }
 
+/* The access-time filesystem layer's refusals (SPEC §16) as fs_denied
+ * ({time, op, path, rule} each, deduplicated by the layer, capped), and one
+ * line of text per refusal so that an agent learns why a command failed. */
+static void add_fs_denied(json_t *o, buf_t *t, const exec_result_t *r)
+{
+    if (!r->fs_denied)
+        return;
+    json_t *arr = json_array();
+    char *copy = xstrdup(r->fs_denied);
+    for (char *s = copy, *nl; (nl = strchr(s, '\n')); s = nl + 1) {
+        *nl = '\0';
+        char *f[4] = {s, NULL, NULL, NULL};
+        for (int k = 1; k < 4 && f[k - 1]; k++) {
+            char *tab = strchr(f[k - 1], '\t');
+            if (tab)
+                *tab = '\0', f[k] = tab + 1;
+        }
+        if (!f[3])
+            continue;
+        json_t *e = json_object();
+        json_object_set_new(e, "time", jr_string(f[0]));
+        json_object_set_new(e, "op", jr_string(f[1]));
+        json_object_set_new(e, "path", jr_string(f[2]));
+        json_object_set_new(e, "rule", jr_string(f[3]));
+        json_array_append_new(arr, e);
+        buf_printf(t, "\nRefused by the sandbox's filesystem layer: %s %s (%s)", f[1], f[2], f[3]);
+    }
+    free(copy);
+    json_object_set_new(o, "fs_denied", arr);
+    if (r->fs_denied_total > json_array_size(arr)) {
+        json_object_set_new(o, "fs_denied_total", json_integer((json_int_t)r->fs_denied_total));
+        buf_printf(t, "\n... and %zu more refusals", r->fs_denied_total - json_array_size(arr));
+    }
+}
+
 /* Refuses the command when the config's command lists say so; true = may run. */
 static bool lists_allow(tool_call_t *tc, const char *cmd, size_t len)
 {
@@ -270,6 +305,7 @@ static void run_bash(tool_call_t *tc, const json_t *args)
         buf_printf(t, "\nWarning: %s", json_string_value(json_array_get(warnings, i)));
     json_decref(warnings); /* tc->out holds its own reference when warned */
     rt_net_finish(net, s->id, o, t);
+    add_fs_denied(o, t, &r);
     render_stream(t, "stdout", &r.out, r.out_total, out_exact);
     render_stream(t, "stderr", &r.err, r.err_total, err_exact);
     /* whatever the command changed is a checkpoint (SPEC §14) */
@@ -323,6 +359,11 @@ const tool_def_t tool_session_bash = {
         "{\"type\": \"object\", \"properties\": {\"time\": {\"type\": \"string\"}, \"session_id\": "
         "{\"type\": \"string\"}, \"host\": {\"type\": \"string\"}, \"port\": {\"type\": \"integer\"}, "
         "\"reason\": {\"type\": \"string\"}, \"count\": {\"type\": \"integer\"}}}}, "
+        "\"fs_denied\": {\"type\": \"array\", \"description\": \"accesses the filesystem layer "
+        "refused (SPEC 16), deduplicated, at most 50 (present when there was one)\", \"items\": "
+        "{\"type\": \"object\", \"properties\": {\"time\": {\"type\": \"string\"}, \"op\": "
+        "{\"type\": \"string\"}, \"path\": {\"type\": \"string\"}, \"rule\": {\"type\": \"string\"}}}}, "
+        "\"fs_denied_total\": {\"type\": \"integer\"}, "
         "\"warnings\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"description\": "
         "\"what the sandbox had to do that the command may notice: a directory it could not check "
         "against the policy's patterns is hidden (present only when there is one)\"}}, "

@@ -172,6 +172,16 @@ static bool under_tree(const fsl_t *l, const char *abs, bool strictly)
     return false;
 }
 
+/* The tree abs is at (or below, when below), or NULL. */
+static const fsl_tree_t *tree_of(const fsl_t *l, const char *abs, bool at)
+{
+    for (size_t i = 0; i < l->trees.n; i++) {
+        const fsl_tree_t *t = &l->trees.v[i];
+        if (at ? strcmp(abs, t->path) == 0 : path_is_under(abs, t->path) && strcmp(abs, t->path) != 0) return t;
+    }
+    return NULL;
+}
+
 static int cmp_depth(const void *a, const void *b)
 {
     const char *x = *(const char *const *)a, *y = *(const char *const *)b;
@@ -179,11 +189,23 @@ static int cmp_depth(const void *a, const void *b)
     return dx != dy ? (dx < dy ? -1 : 1) : strcmp(x, y);
 }
 
-/* The topmost user grants that are directories the policy shows. */
+/* The topmost user grants that are directories the policy shows, and the
+ * session roots always on their own: they are bound by fd, and one inside
+ * a dark path of another tree (drun-mcp's, in the state dir under a grant
+ * of ~) could not be reached through that tree's layer. */
 static void pick_trees(fsl_t *l, const resolved_t *r, const roots_t *roots)
 {
     arena_t a = ARENA_INIT;
     VEC(const char *) cand = {0};
+    for (size_t i = 0; i < r->grants.n; i++) {
+        const rrule_t *g = &r->grants.v[i];
+        if (g->base == PB_ROOT || *g->path || !user_grant(g)) continue;
+        if (g->base == PB_SCRATCH && roots->scratch_tmpfs) continue;
+        const char *abs = lattice_rule_abs(g, roots, &a);
+        if (!abs || lattice_level_of(r, roots, abs, NULL) == LVL_NONE || tree_of(l, abs, true)) continue;
+        fsl_tree_t t = {xstrdup(abs), -1, NULL, NULL, false};
+        vec_push(&l->trees, t);
+    }
     for (size_t i = 0; i < r->grants.n; i++) {
         const rrule_t *g = &r->grants.v[i];
         if (!user_grant(g)) continue;
@@ -196,7 +218,7 @@ static void pick_trees(fsl_t *l, const resolved_t *r, const roots_t *roots)
     }
     if (cand.n) qsort(cand.v, cand.n, sizeof *cand.v, cmp_depth);
     for (size_t i = 0; i < cand.n; i++) {
-        if (under_tree(l, cand.v[i], false)) continue;
+        if (under_tree(l, cand.v[i], false)) continue; /* served by the tree it is in */
         fsl_tree_t t = {xstrdup(cand.v[i]), -1, NULL, NULL, false};
         vec_push(&l->trees, t);
     }
@@ -505,16 +527,6 @@ static int nargs_of(const char *opt)
     return 0;
 }
 
-/* The tree abs is at (or below, when below), or NULL. */
-static const fsl_tree_t *tree_of(const fsl_t *l, const char *abs, bool at)
-{
-    for (size_t i = 0; i < l->trees.n; i++) {
-        const fsl_tree_t *t = &l->trees.v[i];
-        if (at ? strcmp(abs, t->path) == 0 : path_is_under(abs, t->path) && strcmp(abs, t->path) != 0) return t;
-    }
-    return NULL;
-}
-
 /* The FUSE view of abs (in tree t). */
 static char *view_of(const fsl_tree_t *t, const char *abs)
 {
@@ -754,4 +766,10 @@ void fsl_end_run(fsl_t *l, pid_t pid1, bool *died)
                         "sandbox (never the raw tree), and the sandbox was stopped\n");
     if (sum) fprintf(stderr, "drun-policy run: %s", sum);
     free(sum);
+}
+
+char *sandbox_fs_denied(const sbx_residue_t *residue, size_t max, size_t *total)
+{
+    *total = 0;
+    return residue && residue->layer ? fsl_refusals(residue->layer, max, total) : NULL;
 }

@@ -127,6 +127,11 @@ pid_t sandbox_pid1(sbx_residue_t *residue);
  * call sandbox_cleanup when convenient. */
 void sandbox_status(sbx_residue_t *residue, int wait_status, sbx_status_t *st);
 
+/* What the run's access-time filesystem layer refused so far (SPEC §16):
+ * one line "TIME\tOP\tPATH\tRULE\n" per distinct refusal, at most max
+ * (caller frees; NULL when none or no layer), *total how many there were. */
+char *sandbox_fs_denied(const sbx_residue_t *residue, size_t max, size_t *total);
+
 /* For a one-off run, by a caller that is a child subreaper
  * (PR_SET_CHILD_SUBREAPER) with no other children: reaps bwrap (pid), decodes
  * the status (sandbox_status), waits until no process the command started is
