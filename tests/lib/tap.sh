@@ -21,8 +21,13 @@
 #                           the latest registered runs first
 #   tap_build OUT SRC... [-- ARGS...]   compiles a test helper program into
 #                           OUT with the project's strict flags (sanitizers
-#                           too when $B is a sanitizer build); compiler
-#                           output in OUT.log; status of the compiler
+#                           too when $B is a sanitizer build) and include
+#                           path; ARGS go last (-D_GNU_SOURCE, libraries);
+#                           TAP_NOSAN=1: no sanitizers even then;
+#                           compiler output in OUT.log; status of the compiler
+#   tap_build_lib OUT SRC... [-- ARGS...]   the same with -D_GNU_SOURCE,
+#                           linked against $B/libdrunpolicy.a and the
+#                           Makefile's PKGS
 #   tap_merge PREFIX FILE   renumbers the TAP of FILE (a C test binary's
 #                           output) into this stream, each name prefixed
 #
@@ -73,8 +78,22 @@ tap_build() { # OUT SRC... [-- ARGS...]
     [ "${1:-}" = -- ] && shift
     for d in grammar compiler compiler/*/ runtime; do inc+=("-I${d%/}"); done
     mkdir -p "$(dirname "$out")"
-    ${CC:-cc} -std=c11 -O1 -g -D_GNU_SOURCE "${TAP_WARN[@]}" "${TAP_SAN[@]}" "${inc[@]}" -I"$B/gen" -Itests/unit \
+    local san=("${TAP_SAN[@]}")
+    [ -n "${TAP_NOSAN:-}" ] && san=()
+    ${CC:-cc} -std=c11 -O1 -g "${TAP_WARN[@]}" "${san[@]}" "${inc[@]}" -I"$B/gen" -Itests/unit \
         -o "$out" "${srcs[@]}" "$@" > "$out.log" 2>&1
+}
+
+# The libraries the library needs: the Makefile's PKGS line, so a helper
+# links whatever the binaries link.
+tap_build_lib() { # OUT SRC... [-- ARGS...]
+    local pkgs
+    pkgs=$(sed -n 's/^PKGS *:= *//p' Makefile)
+    local out=$1 a=(); shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do a+=("$1"); shift; done
+    [ "${1:-}" = -- ] && shift
+    # shellcheck disable=SC2046
+    tap_build "$out" "${a[@]}" "$B/libdrunpolicy.a" -- -D_GNU_SOURCE $(pkg-config --cflags --libs $pkgs) -lm -lpthread "$@"
 }
 
 # ---- merged TAP -----------------------------------------------------------------------
