@@ -782,7 +782,9 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     lnode_t *p = NODE(req, parent);
     int err = check_new(fs, p, name, "create");
     int fd = -1;
-    if (!err && (fd = openat(p->fd, name, reopen_flags(fi->flags) | O_CREAT | O_NOFOLLOW, mode)) < 0) err = errno;
+    /* O_EXCL as asked: a name the host made meanwhile is not taken over */
+    if (!err && (fd = openat(p->fd, name, (fi->flags & ~O_NOCTTY) | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode)) < 0)
+        err = errno;
     if (!err && decide_completes_repo_name(name)) atomic_fetch_add(&fs->gen, 1);
     struct fuse_entry_param e;
     if (!err && (err = do_lookup(fs, p, name, &e)) != 0) close(fd);
