@@ -7,6 +7,7 @@
  */
 #include "jsonrpc.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,14 @@
  * unparseable. */
 #define JR_LOAD_FLAGS \
     (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL)
+
+/* jansson holds a long string twice while it reads it (its lexer's copy and
+ * the value), so parsing costs about three times the message, where the
+ * body budget of the HTTP transport (--max-body-total) counts it once. One
+ * large parse at a time keeps the peak memory of a flood of big bodies
+ * within the bound docs/runtime.md states; small messages never wait. */
+#define JR_BIG_MESSAGE (1u << 20)
+static pthread_mutex_t big_parse_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- the exact text of a member, in JSON that jansson accepted --------------- */
 
@@ -176,7 +185,12 @@ void jr_parse(const char *text, size_t len, jr_msg_t *m)
 {
     memset(m, 0, sizeof *m);
     json_error_t e;
+    bool big = len > JR_BIG_MESSAGE;
+    if (big)
+        pthread_mutex_lock(&big_parse_mu);
     m->root = json_loadb(text, len, JR_LOAD_FLAGS, &e);
+    if (big)
+        pthread_mutex_unlock(&big_parse_mu);
     if (!m->root) {
         parse_error(m, &e);
         return;
