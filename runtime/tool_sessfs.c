@@ -96,6 +96,19 @@ static void refused(void *ctx, const char *rel, const char *abs, char **reason)
         }
 }
 
+/* Is host directory dir (or an ancestor) under a cap below write (the
+ * runtime-owned state dir, a deny_write or protected tree)? The reason, or
+ * NULL. */
+static char *dir_capped(const hostpol_t *h, const char *dir)
+{
+    verdict_t v;
+    host_level(h, dir, &v);
+    for (unsigned i = 0; i < v.ncaps; i++)
+        if (v.caps[i]->level < LVL_WRITE)
+            return cap_reason(&v, "on the host");
+    return NULL;
+}
+
 /* ---- mounting ------------------------------------------------------------------------------ */
 
 static uint64_t budget_of(tool_call_t *tc, session_t *s)
@@ -344,10 +357,14 @@ static void run_export(tool_call_t *tc, const json_t *args)
                       .delete_extra = tc_arg_bool(args, "delete", false), .refused = refused,
                       .ctx = &h};
     export_res_t res = {0};
-    char *err = NULL;
+    char *err = NULL, *capped = NULL;
     if (!h.res) {
         tc_fail(tc, "session_export is refused: the policy cannot be evaluated for this "
                     "session, so nothing is written.");
+    } else if ((capped = dir_capped(&h, r.output_dir))) {
+        /* the state dir, another session, a protected tree: not even a mkdir there */
+        tc_fail(tc, "Export refused, nothing was written: output_dir \"%s\" is %s.", r.output_dir,
+                capped);
     } else if (export_run(s->ckpt, &r, &res, &err) < 0) {
         tc_fail(tc, "Export refused, nothing was written: %s.", err);
         export_res_free(&res);
@@ -358,6 +375,7 @@ static void run_export(tool_call_t *tc, const json_t *args)
         export_res_free(&res);
     }
     free(err);
+    free(capped);
     hostpol_free(&h);
     session_put(s);
 out:

@@ -309,3 +309,21 @@ test('an empty mount_allowlist allows no mount and no export', async () => {
     assert.deepEqual(fs.readdirSync(path.join(h, 'allowed/out')), []);
   });
 });
+
+test('an allowlist that covers the state dir still keeps the store, the snapshots and other sessions out', async () => {
+  const dir = tmpdir('wide-');
+  const h = hostTree();
+  await withServer('stdio', { dir, config: `mount_allowlist = ["${dir}", "${h}/allowed"]\n` }, async (srv) => {
+    const a = await srv.call('create_session', { mounts: [`${h}/allowed/proj`] });
+    const b = await srv.call('create_session', {});
+    await srv.call('session_snapshot', { session_id: a.session_id, name: 'a' });
+    const state = srv.stateDir;
+    const before = JSON.stringify(tree(state));
+    await refused(srv, 'session_mount', { session_id: b.session_id, path: `${state}/sessions`, target: 's' }, /hidden by the policy/);
+    await refused(srv, 'session_mount', { session_id: b.session_id, path: a.workspace, target: 'w' }, /hidden by the policy/);
+    await refused(srv, 'session_export', { session_id: a.session_id, output_dir: `${state}/snapshots` }, /runtime|protected/);
+    await refused(srv, 'session_export', { session_id: a.session_id, output_dir: `${b.workspace}/x` }, /runtime|protected/);
+    assert.equal(fs.existsSync(path.join(b.workspace, 's')) || fs.existsSync(path.join(b.workspace, 'w')), false);
+    assert.equal(JSON.stringify(tree(state)), before, 'nothing under the state dir changed');
+  });
+});
