@@ -263,11 +263,13 @@ static void add_owned(resolved_t *r, strmap_t *seen, path_base_t base, const cha
 
 static void add_runtime_owned(resolved_t *r)
 {
-    if (r->target != TARGET_LINUX) return; /* the runner is Linux's; SBPL profiles have no runtime here */
     strmap_t seen = STRMAP_INIT;
     for (size_t i = 0; i < N_BELOW_HOME; i++)
         add_owned(r, &seen, PB_HOME, owned_below_home[i].rel, owned_below_home[i].why);
-    for (size_t i = 0; i < nowned; i++) add_owned(r, &seen, PB_ROOT, owned[i].path + 1, owned[i].why);
+    /* the registered paths are this host's (the Linux runner's); a macOS
+     * profile darkens the defaults below the facts' home */
+    for (size_t i = 0; r->target == TARGET_LINUX && i < nowned; i++)
+        add_owned(r, &seen, PB_ROOT, owned[i].path + 1, owned[i].why);
     strmap_free(&seen);
 }
 

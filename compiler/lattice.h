@@ -40,8 +40,9 @@ void resolved_free(resolved_t *r);
 
 /* ---- runtime-owned paths (SPEC §13) ------------------------------------------------------------
  *
- * The files the runtime itself relies on are dark in every Linux sandbox,
- * whatever the grants: policy_resolve adds each as a built-in cap at none
+ * The files the runtime itself relies on are dark in every Linux sandbox
+ * (and the defaults below home in every macOS profile), whatever the
+ * grants: policy_resolve adds each as a built-in cap at none
  * (RK_RUNTIME), so level_of() answers "none" for it and everything below it,
  * explain names it, lint warns about a grant that covers it, and every
  * exec-time bwrap plan hides it (an empty read-only tmpfs for a directory,

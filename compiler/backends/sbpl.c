@@ -35,11 +35,26 @@ bool sbpl_quote(buf_t *out, const char *s)
     return true;
 }
 
+/* One character of literal text. An ASCII letter is the class of both its
+ * cases: APFS and HFS+ volumes are case-insensitive by default, where
+ * .GIT/hooks is .git/hooks and a created .ENV is the .env a tool opens, so a
+ * cap written in one case must hold in every case (the lattice and Linux
+ * match case-sensitively; the macOS caps are wider, never narrower). */
 static void regex_literal(buf_t *out, char c)
 {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+        buf_addc(out, '[');
+        buf_addc(out, (char)(c | 0x20));
+        buf_addc(out, (char)(c & ~0x20));
+        buf_addc(out, ']');
+        return;
+    }
     if (strchr(".[](){}*+?^$|\\", c)) buf_addc(out, '\\');
     buf_addc(out, c);
 }
+
+/* A byte outside printable ASCII (and not '/'): part of a UTF-8 sequence. */
+#define NA "[^/ -~]"
 
 const char *glob_to_regex(const char *pattern, bool below, arena_t *a)
 {
@@ -58,8 +73,10 @@ const char *glob_to_regex(const char *pattern, bool below, arena_t *a)
             /* '?' is one character: one byte, or one multi-byte UTF-8 sequence.
              * With ASCII-only syntax (no raw bytes in the profile) a sequence is
              * 2-4 bytes outside printable ASCII; that can also take two short
-             * non-ASCII characters, which errs on the side of denying. */
-            else if (*q == '?') buf_adds(&b, "([^/]|[^/ -~]{2,4})");
+             * non-ASCII characters, which errs on the side of denying. The
+             * lengths are spelled out, not {2,4}: Seatbelt's regex engine is
+             * not documented to have counted repeats. */
+            else if (*q == '?') buf_adds(&b, "([^/]|" NA NA "|" NA NA NA "|" NA NA NA NA ")");
             else regex_literal(&b, *q);
         }
     }
@@ -132,14 +149,15 @@ static void render_origin(buf_t *out, const rrule_t *o)
         buf_addc(out, ' ');
         buf_adds(out, rule_kind_key(r->kind));
     } else {
+        if (r->kind == RK_RUNTIME) buf_adds(out, "runtime-owned: "); /* SPEC §13 */
         buf_adds(out, r->origin ? r->origin : rule_kind_key(r->kind));
     }
 }
 
-static void emit_if(gen_t *g, const char *guard, bool allow, unsigned ops, sbpl_filter_t f, path_base_t base,
-                    const char *arg, const rrule_t *origin)
+static void emit_guarded(gen_t *g, const char *guard, const char *dark, bool allow, unsigned ops, sbpl_filter_t f,
+                         path_base_t base, const char *arg, const rrule_t *origin)
 {
-    sbpl_rule_t rule = {allow, ops, f, base, arg, origin, 0, guard};
+    sbpl_rule_t rule = {allow, ops, f, base, arg, origin, 0, guard, dark};
     buf_t *t = &g->s->text;
     size_t mark = t->len;
     bool ok = true;
@@ -147,6 +165,11 @@ static void emit_if(gen_t *g, const char *guard, bool allow, unsigned ops, sbpl_
         buf_adds(t, "(if (drun-in-session? ");
         ok = sbpl_quote(t, guard);
         buf_adds(t, ") ");
+    } else if (dark) {
+        buf_adds(t, base == PB_WORKSPACE ? "(if (drun-under? (param \"WORKSPACE\") " : "(if (drun-under? (param \"SCRATCH\") ");
+        ok = sbpl_quote(t, dark);
+        buf_adds(t, ") ");
+        guard = dark; /* closes the (if ...) below */
     }
     buf_adds(t, allow ? "(allow" : "(deny");
     render_ops(t, ops);
@@ -167,10 +190,16 @@ static void emit_if(gen_t *g, const char *guard, bool allow, unsigned ops, sbpl_
     vec_push(&g->s->rules, rule);
 }
 
+static void emit_if(gen_t *g, const char *guard, bool allow, unsigned ops, sbpl_filter_t f, path_base_t base,
+                    const char *arg, const rrule_t *origin)
+{
+    emit_guarded(g, guard, NULL, allow, ops, f, base, arg, origin);
+}
+
 static void emit(gen_t *g, bool allow, unsigned ops, sbpl_filter_t f, path_base_t base, const char *arg,
                  const rrule_t *origin)
 {
-    emit_if(g, NULL, allow, ops, f, base, arg, origin);
+    emit_guarded(g, NULL, NULL, allow, ops, f, base, arg, origin);
 }
 
 static void add_text(gen_t *g, const char *t)
@@ -190,36 +219,113 @@ static const char base_profile[] =
     "(version 1)\n"
     "(deny default)\n"
     "\n"
-    ";; processes: run and fork; signal and inspect only inside this sandbox\n"
+    ";; processes: run and fork; signal only inside this sandbox. process-info* is\n"
+    ";; partly allowed by Seatbelt whatever a profile says, so this rule does not\n"
+    ";; hide other processes; it lets ps, psutil and Apple's xcrun shims inspect\n"
+    ";; the sandbox's own (with the kern.proc.* sysctls below)\n"
     "(allow process-exec process-fork)\n"
     "(allow signal (target same-sandbox))\n"
     "(allow process-info* (target same-sandbox))\n"
     "\n"
-    ";; the devices every program expects\n"
+    ";; the root directory (getcwd, realpath, shells read it) and the system link\n"
+    ";; nodes: /etc /tmp /var are symlinks into /private, and following one reads\n"
+    ";; the link (cat /etc/hosts, date's /etc/localtime, OpenSSL's /etc/ssl)\n"
+    "(allow file-read* (literal \"/\"))\n"
+    "(allow file-read-metadata (literal \"/etc\") (literal \"/tmp\") (literal \"/var\") (literal \"/private\"))\n"
+    "\n"
+    ";; the devices every program expects; /dev/stdin|stdout|stderr are links to\n"
+    ";; /dev/fd/N (echo x > /dev/stderr), /dev itself is looked up on the way\n"
+    "(allow file-read-metadata (literal \"/dev\") (literal \"/dev/fd\")\n"
+    "  (literal \"/dev/stdin\") (literal \"/dev/stdout\") (literal \"/dev/stderr\"))\n"
     "(allow file-read* file-write-data file-ioctl\n"
     "  (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/tty\") (literal \"/dev/dtracehelper\"))\n"
     "(allow file-read* (literal \"/dev/random\") (literal \"/dev/urandom\"))\n"
     "(allow file-read* file-write-data file-ioctl (regex #\"^/dev/fd/[0-9]+$\"))\n"
+    "\n"
+    ";; ttys: a pty made inside the sandbox (openpty: script, expect, node-pty)\n"
+    ";; carries the pty extension and is the sandbox's to read and write; the\n"
+    ";; terminal the command was started on can be written and ioctl'd (an\n"
+    ";; interactive shell's prompt and stty) but never opened for reading, so no\n"
+    ";; other terminal of the user can be read\n"
     "(allow pseudo-tty)\n"
-    "(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\") (regex #\"^/dev/ttys[0-9]+$\"))\n"
+    "(allow file-read* file-write* file-ioctl (literal \"/dev/ptmx\"))\n"
+    "(allow file-read* file-write* file-ioctl\n"
+    "  (require-all (regex #\"^/dev/ttys[0-9]+$\") (extension \"com.apple.sandbox.pty\")))\n"
+    "(allow file-write-data file-ioctl (regex #\"^/dev/ttys[0-9]+$\"))\n"
     "\n"
-    ";; named sysctls only\n"
+    ";; Apple's /usr/bin shims (git, python3, make, clang, cc, pip3) find the\n"
+    ";; developer dir through these links and load libxcrun from it: Command Line\n"
+    ";; Tools, or an Xcode bundle (the bundle only, not all of /Applications);\n"
+    ";; /bin/sh reads /private/var/select/sh to pick its shell\n"
+    "(allow file-read* (literal \"/private/var/select/sh\") (literal \"/private/var/select/developer_dir\")\n"
+    "  (literal \"/private/var/db/xcode_select_link\"))\n"
+    "(allow file-read-metadata (literal \"/private/var/select\") (literal \"/private/var/db\")\n"
+    "  (literal \"/Applications\") (literal \"/Library/Developer\"))\n"
+    "(allow file-read* (subpath \"/Library/Developer/CommandLineTools\")\n"
+    "  (regex #\"^/Applications/Xcode[^/]*\\.app(/.*)?$\"))\n"
+    "\n"
+    ";; named sysctls only, each for a tool that reads it:\n"
+    ";; os.cpus(), nproc, make -j, libuv and V8 (cpu counts, perf levels, brand)\n"
     "(allow sysctl-read\n"
-    "  (sysctl-name \"hw.activecpu\") (sysctl-name \"hw.cachelinesize\") (sysctl-name \"hw.logicalcpu\")\n"
-    "  (sysctl-name \"hw.logicalcpu_max\") (sysctl-name \"hw.machine\") (sysctl-name \"hw.memsize\")\n"
-    "  (sysctl-name \"hw.ncpu\") (sysctl-name \"hw.pagesize\") (sysctl-name \"hw.physicalcpu\")\n"
-    "  (sysctl-name \"hw.physicalcpu_max\") (sysctl-name \"kern.argmax\") (sysctl-name \"kern.hostname\")\n"
-    "  (sysctl-name \"kern.maxfilesperproc\") (sysctl-name \"kern.osproductversion\")\n"
-    "  (sysctl-name \"kern.osrelease\") (sysctl-name \"kern.ostype\") (sysctl-name \"kern.osversion\")\n"
-    "  (sysctl-name \"kern.usrstack64\") (sysctl-name \"kern.version\") (sysctl-name \"sysctl.proc_translated\")\n"
-    "  (sysctl-name-prefix \"hw.optional.\") (sysctl-name-prefix \"hw.perflevel\"))\n"
+    "  (sysctl-name \"hw.activecpu\") (sysctl-name \"hw.logicalcpu\") (sysctl-name \"hw.logicalcpu_max\")\n"
+    "  (sysctl-name \"hw.ncpu\") (sysctl-name \"hw.physicalcpu\") (sysctl-name \"hw.physicalcpu_max\")\n"
+    "  (sysctl-name \"hw.packages\") (sysctl-name \"hw.nperflevels\") (sysctl-name-prefix \"hw.perflevel\")\n"
+    "  (sysctl-name \"machdep.cpu.brand_string\") (sysctl-name \"machdep.cpu.core_count\")\n"
+    "  (sysctl-name \"machdep.cpu.thread_count\") (sysctl-name \"hw.cpufrequency\")\n"
+    "  (sysctl-name \"hw.cpufrequency_compat\") (sysctl-name \"hw.busfrequency_compat\")\n"
+    "  (sysctl-name \"hw.tbfrequency_compat\"))\n"
+    ";; CPU feature detection: numpy, OpenBLAS, the JVM, Rust's std::arch, clang -march=native\n"
+    "(allow sysctl-read\n"
+    "  (sysctl-name \"hw.cputype\") (sysctl-name \"hw.cpusubtype\") (sysctl-name \"hw.cpufamily\")\n"
+    "  (sysctl-name \"hw.byteorder\") (sysctl-name \"hw.vectorunit\") (sysctl-name \"hw.machine\")\n"
+    "  (sysctl-name \"hw.model\") (sysctl-name-prefix \"hw.optional.\") (sysctl-name \"machdep.cpu.features\")\n"
+    "  (sysctl-name \"machdep.cpu.leaf7_features\") (sysctl-name \"machdep.cpu.extfeatures\")\n"
+    "  (sysctl-name \"machdep.cpu.family\") (sysctl-name \"machdep.cpu.model\")\n"
+    "  (sysctl-name \"machdep.ptrauth_enabled\") (sysctl-name \"sysctl.proc_cputype\")\n"
+    "  (sysctl-name \"sysctl.proc_translated\"))\n"
+    ";; caches and memory: allocators (jemalloc, mimalloc), os.totalmem(), psutil\n"
+    "(allow sysctl-read\n"
+    "  (sysctl-name \"hw.pagesize\") (sysctl-name \"hw.pagesize_compat\") (sysctl-name \"hw.memsize\")\n"
+    "  (sysctl-name \"hw.cachelinesize\") (sysctl-name \"hw.cachelinesize_compat\") (sysctl-name \"hw.cacheconfig\")\n"
+    "  (sysctl-name \"hw.l1dcachesize\") (sysctl-name \"hw.l1icachesize\") (sysctl-name \"hw.l2cachesize\")\n"
+    "  (sysctl-name \"hw.l1dcachesize_compat\") (sysctl-name \"hw.l1icachesize_compat\")\n"
+    "  (sysctl-name \"hw.l2cachesize_compat\") (sysctl-name \"hw.l3cachesize_compat\")\n"
+    "  (sysctl-name \"vm.loadavg\") (sysctl-name \"vm.swapusage\"))\n"
+    ";; the system: uname, sw_vers, hostname, id and getgroups, ulimit, uptime\n"
+    "(allow sysctl-read\n"
+    "  (sysctl-name \"kern.ostype\") (sysctl-name \"kern.osrelease\") (sysctl-name \"kern.osversion\")\n"
+    "  (sysctl-name \"kern.version\") (sysctl-name \"kern.osproductversion\") (sysctl-name \"kern.osvariant_status\")\n"
+    "  (sysctl-name \"kern.secure_kernel\") (sysctl-name \"kern.hostname\") (sysctl-name \"kern.argmax\")\n"
+    "  (sysctl-name \"kern.maxfiles\") (sysctl-name \"kern.maxfilesperproc\") (sysctl-name \"kern.maxproc\")\n"
+    "  (sysctl-name \"kern.ngroups\") (sysctl-name \"kern.usrstack64\") (sysctl-name \"kern.boottime\")\n"
+    "  (sysctl-name \"kern.clockrate\") (sysctl-name \"kern.tcsm_available\") (sysctl-name \"kern.tcsm_enable\"))\n"
+    ";; ps -p PID, psutil.Process, pgrep -g: one process or process group by id (not\n"
+    ";; kern.proc.all, the host's process list, nor kern.procargs2, other processes'\n"
+    ";; arguments and environment)\n"
+    "(allow sysctl-read (sysctl-name-prefix \"kern.proc.pid.\") (sysctl-name-prefix \"kern.proc.pgrp.\"))\n"
+    ";; the JVM reads its CPU type through a sysctl write\n"
+    "(allow sysctl-write (sysctl-name \"kern.grade_cputype\"))\n"
     "\n"
-    ";; named mach services only (no bare mach-lookup)\n"
+    ";; os.cpus() and libuv: host_processor_info() and host_statistics()\n"
+    "(allow mach-host*)\n"
+    ";; Python multiprocessing's SemLock, pytest-xdist, concurrent.futures: POSIX semaphores\n"
+    "(allow ipc-posix-sem)\n"
+    ";; POSIX shared memory: multiprocessing.shared_memory, PyTorch's tensor sharing, the\n"
+    ";; notification center's shared page\n"
+    "(allow ipc-posix-shm)\n"
+    ";; CFPreferences: xcrun, swift and every CoreFoundation tool read their defaults\n"
+    "(allow user-preference-read)\n"
+    "\n"
+    ";; named mach services only (no bare mach-lookup): os_log and syslog (logd,\n"
+    ";; logger), notify(3), getpwuid and DNS-free user lookups (libinfo), id -Gn and\n"
+    ";; getgrouplist (membership), confstr's per-user temp dir (dirhelper: xcrun's cache)\n"
     "(allow mach-lookup\n"
+    "  (global-name \"com.apple.logd\")\n"
     "  (global-name \"com.apple.system.logger\")\n"
     "  (global-name \"com.apple.system.notification_center\")\n"
-    "  (global-name \"com.apple.system.opendirectoryd.libinfo\"))\n"
-    "(allow ipc-posix-shm-read-data (ipc-posix-name \"apple.shm.notification_center\"))\n"
+    "  (global-name \"com.apple.system.opendirectoryd.libinfo\")\n"
+    "  (global-name \"com.apple.system.opendirectoryd.membership\")\n"
+    "  (global-name \"com.apple.bsd.dirhelper\"))\n"
     "\n"
     ";; (drun-in-session? path): path is the workspace or the scratch dir, or\n"
     ";; below one of them. Where those sit is known only at run time.\n"
@@ -229,10 +335,7 @@ static const char base_profile[] =
     "         (string=? (substring path 0 n) root)\n"
     "         (or (= (string-length path) n) (char=? (string-ref path n) #\\/)))))\n"
     "(define (drun-in-session? path)\n"
-    "  (or (drun-under? path (param \"WORKSPACE\")) (drun-under? path (param \"SCRATCH\"))))\n"
-    "\n"
-    ";; no network rule at all: sandboxed commands have no network (fetch goes\n"
-    ";; through the runtime, which checks the allowlist)\n";
+    "  (or (drun-under? path (param \"WORKSPACE\")) (drun-under? path (param \"SCRATCH\"))))\n";
 
 /* Could g's subtree be writable through a grant above it (writes is the set
  * of writable ROOT grant paths)? Session roots' places are unknown at compile
@@ -327,8 +430,29 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Adds p and, with ancestors, every directory above it to the set. */
+static void add_lookup(gen_t *g, strmap_t *have, void *anc_v, const char *path, bool self)
+{
+    VEC(const char *) *anc = anc_v;
+    char *p = arena_strdup(&g->s->arena, path);
+    if (self && strcmp(p, "/") != 0 && strmap_put(have, p, 1) < 0) vec_push(anc, (const char *)p);
+    p = arena_strdup(&g->s->arena, path);
+    for (char *slash = strrchr(p, '/'); slash; slash = strrchr(p, '/')) {
+        *slash = '\0';
+        const char *a = *p ? arena_strdup(&g->s->arena, p) : "/";
+        if (strmap_put(have, a, 1) < 0) vec_push(anc, a);
+        if (!*p) break;
+    }
+}
+
 /* Ancestors of readable grants get metadata access (literal), so the path
- * can be reached and stat()ed; one rule per ancestor, sorted. */
+ * can be reached and stat()ed; one rule per ancestor, sorted. A rule path
+ * that reaches its object through a symlink (~/src -> code/src, /tmp ->
+ * /private/tmp) is followed by the kernel, which reads the link and looks
+ * up every directory above it: the path as written and its ancestors get
+ * metadata too (readlink is file-read-metadata). The session roots sit
+ * where the parameters say: their ancestors are (path-ancestors (param
+ * ...)), so realpath, canonicalize and `cd /abs/ws` can walk down to them. */
 static void emit_ancestor_metadata(gen_t *g)
 {
     const resolved_t *r = g->r;
@@ -337,19 +461,42 @@ static void emit_ancestor_metadata(gen_t *g)
     for (size_t i = 0; i < r->grants.n; i++) {
         const rrule_t *gr = &r->grants.v[i];
         if (gr->base != PB_ROOT || gr->level == LVL_NONE) continue;
-        char *p = arena_strdup(&g->s->arena, gr->path);
-        for (char *slash = strrchr(p, '/'); slash; slash = strrchr(p, '/')) {
-            *slash = '\0';
-            const char *a = *p ? arena_strdup(&g->s->arena, p) : "/";
-            if (strmap_put(&have, a, 1) < 0) vec_push(&anc, a);
-            if (!*p) break;
-        }
+        add_lookup(g, &have, &anc, gr->path, false);
+        if (gr->lexical && strcmp(gr->lexical, gr->path) != 0) add_lookup(g, &have, &anc, gr->lexical, true);
     }
     if (anc.n) qsort(anc.v, anc.n, sizeof *anc.v, cmp_str);
-    if (anc.n) section(g, "ancestors of granted paths can be looked up (metadata only)");
+    section(g, "ancestors of granted paths, and the links on the way to them, can be looked up (metadata only)");
+    add_text(g, "(allow file-read-metadata (path-ancestors (param \"WORKSPACE\")) (path-ancestors (param \"SCRATCH\")))\n");
     for (size_t i = 0; i < anc.n; i++) emit(g, true, SB_META, SBF_LITERAL, PB_ROOT, anc.v[i], NULL);
     vec_free(&anc);
     strmap_free(&have);
+}
+
+/* The data volume's second spelling: every file of /Users, /Applications,
+ * /opt, /private... is also /System/Volumes/Data/<path>, and /System is in
+ * the system read set. Whatever a cap or a missing grant hides under its
+ * usual name must not be readable under that one: the whole spelling is
+ * closed (metadata of the mount point stays, for df and realpath). */
+static void emit_data_volume(gen_t *g)
+{
+    section(g, "the data volume under its firmlink-free name (/System/Volumes/Data/Users/...): closed, so no "
+               "denied path opens under a second spelling");
+    emit(g, false, SB_READ | SB_WRITE, SBF_SUBPATH, PB_ROOT, "/System/Volumes/Data", NULL);
+    emit(g, true, SB_META, SBF_LITERAL, PB_ROOT, "/System/Volumes/Data", NULL);
+}
+
+/* Sandboxed commands have no network (fetch goes through the runtime, which
+ * checks the allowlist). [network] allow_unix_sockets is Linux's socket(AF_UNIX)
+ * switch; here it is the same three operations: the socket, bind and connect
+ * (the files a socket is bound to are still the file rules' to allow). */
+static void emit_network(gen_t *g)
+{
+    section(g, "network: none for sandboxed commands (fetch goes through the runtime, which checks the allowlist)");
+    if (!policy_get(g->r->pol, S_ALLOW_UNIX_SOCKETS)) return;
+    add_text(g, ";; [network] allow_unix_sockets = true: AF_UNIX sockets, bound and connected at any path\n"
+                "(allow system-socket (socket-domain AF_UNIX))\n"
+                "(allow network-bind (local unix-socket (path-regex #\"^/\")))\n"
+                "(allow network-outbound (remote unix-socket (path-regex #\"^/\")))\n");
 }
 
 static bool seen(gen_t *g, const char *key) { return strmap_put(&g->seen_unlink, key, 1) >= 0; }
@@ -383,17 +530,67 @@ static void emit_unlink_ancestors(gen_t *g, const rrule_t *c)
     vec_free(&cuts);
 }
 
+/* One cap's deny: a glob as its regex; a literal as a regex in any case,
+ * where the volume ignores case, then as the subpath it is (which decides,
+ * and explain names, for the path as written; a session-relative
+ * path has a parameter in it: no regex can spell that, and a fresh session
+ * dir holds nothing of the host's). */
+static void emit_cap(gen_t *g, const rrule_t *c)
+{
+    unsigned ops = c->level == LVL_NONE ? SB_READ | SB_WRITE : SB_WRITE;
+    if (c->glob) {
+        emit(g, false, ops, SBF_REGEX, PB_ROOT, glob_to_regex(c->path, true, &g->s->arena), c);
+        return;
+    }
+    if (c->base == PB_ROOT && strpbrk(c->path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+        emit(g, false, ops, SBF_REGEX, PB_ROOT, glob_to_regex(glob_escape(c->path, &g->s->arena), true, &g->s->arena),
+             c);
+    emit(g, false, ops, SBF_SUBPATH, c->base, c->path, c);
+}
+
+/* A session root inside a runtime-owned dir (drun-mcp's STATE/sessions/ID,
+ * explain's scratch dir under the state dir) stays its session's: its own
+ * grants again, after the dark cap, when the parameter lies below it. The
+ * other caps come after these, so they still hold inside. */
+static void emit_dark_exemptions(gen_t *g, const rrule_t *dark)
+{
+    const resolved_t *r = g->r;
+    for (size_t i = 0; i < r->grants.n; i++) {
+        const rrule_t *gr = &r->grants.v[i];
+        if (gr->base == PB_ROOT) continue;
+        switch (gr->level) {
+        case LVL_WRITE:
+            emit_guarded(g, NULL, dark->path, true, SB_READ | SB_WRITE, SBF_SUBPATH, gr->base, gr->path, gr);
+            break;
+        case LVL_READ:
+            emit_guarded(g, NULL, dark->path, true, SB_READ, SBF_SUBPATH, gr->base, gr->path, gr);
+            emit_guarded(g, NULL, dark->path, false, SB_WRITE, SBF_SUBPATH, gr->base, gr->path, gr);
+            break;
+        case LVL_NONE:
+            emit_guarded(g, NULL, dark->path, false, SB_READ | SB_WRITE, SBF_SUBPATH, gr->base, gr->path, gr);
+            break;
+        }
+    }
+}
+
 static void emit_caps(gen_t *g)
 {
     const resolved_t *r = g->r;
     if (!r->caps.n) return;
-    section(g, "caps: deny_read globs, deny_write and [protect]; nothing below can raise them");
-    for (size_t i = 0; i < r->caps.n; i++) {
-        const rrule_t *c = &r->caps.v[i];
-        unsigned ops = c->level == LVL_NONE ? SB_READ | SB_WRITE : SB_WRITE;
-        if (c->glob) emit(g, false, ops, SBF_REGEX, PB_ROOT, glob_to_regex(c->path, true, &g->s->arena), c);
-        else emit(g, false, ops, SBF_SUBPATH, c->base, c->path, c);
+    bool owned = false;
+    for (size_t i = 0; i < r->caps.n; i++) owned |= r->caps.v[i].rule->kind == RK_RUNTIME;
+    if (owned) {
+        section(g, "runtime-owned paths (SPEC §13): dark whatever the grants; a session dir inside one stays its "
+                   "session's");
+        for (size_t i = 0; i < r->caps.n; i++)
+            if (r->caps.v[i].rule->kind == RK_RUNTIME) emit_cap(g, &r->caps.v[i]);
+        for (size_t i = 0; i < r->caps.n; i++)
+            if (r->caps.v[i].rule->kind == RK_RUNTIME && r->caps.v[i].base == PB_ROOT)
+                emit_dark_exemptions(g, &r->caps.v[i]);
     }
+    section(g, "caps: deny_read globs, deny_write and [protect]; nothing below can raise them");
+    for (size_t i = 0; i < r->caps.n; i++)
+        if (r->caps.v[i].rule->kind != RK_RUNTIME) emit_cap(g, &r->caps.v[i]);
     section(g, "lowered paths cannot be moved away and back: no unlink of them or their ancestors");
     for (size_t i = 0; i < r->caps.n; i++) emit_unlink_ancestors(g, &r->caps.v[i]);
     for (size_t i = 0; i < r->grants.n; i++)
@@ -420,8 +617,10 @@ static sbpl_t *sbpl_generate(const resolved_t *r, diag_list_t *diags)
     add_text(&g, buf_cstr(&head));
     buf_free(&head);
     add_text(&g, base_profile);
+    emit_network(&g);
     emit_grants(&g);
     emit_ancestor_metadata(&g);
+    emit_data_volume(&g);
     emit_caps(&g);
     strmap_free(&g.seen_unlink);
     if (g.failed) {
@@ -482,6 +681,10 @@ level_t sbpl_eval(const sbpl_t *s, const roots_t *roots, const char *path, const
         if (r->guard && !((roots->workspace && path_is_under(r->guard, roots->workspace)) ||
                           (roots->scratch && path_is_under(r->guard, roots->scratch))))
             continue;
+        if (r->dark) {
+            const char *root = r->base == PB_WORKSPACE ? roots->workspace : roots->scratch;
+            if (!root || !path_is_under(root, r->dark)) continue;
+        }
         if (!filter_matches(r, roots, path, &tmp)) continue;
         if (r->ops & SB_READ) rd = r;
         if (r->ops & SB_WRITE) wr = r;

@@ -30,6 +30,9 @@ typedef struct sbpl_rule {
     const char *guard;     /* if set, the rule applies only when this absolute path is
                               at or below the workspace or the scratch dir (written as
                               (if (drun-in-session? GUARD) RULE)) */
+    const char *dark;      /* if set (a session-relative rule), the rule applies only when
+                              its session root is at or below this runtime-owned path
+                              (written as (if (drun-under? (param "ROOT") DARK) RULE)) */
 } sbpl_rule_t;
 
 typedef struct sbpl {

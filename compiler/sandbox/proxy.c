@@ -525,6 +525,10 @@ static void pump(tunnel_t *t, long long c2u_limit, bool half)
         if (!d[1].eof && d[1].len == 0) p[1].events |= POLLIN;
         if (d[0].len) p[1].events |= POLLOUT;
         if (d[1].len) p[0].events |= POLLOUT;
+        /* a side with nothing to do is not polled: a hung-up socket would
+         * wake poll at once, again and again, while the other side is slow */
+        for (int i = 0; i < 2; i++)
+            if (!p[i].events) p[i].fd = -1;
         long long wait = until - now;
         int n = poll(p, 3, wait > 1000 ? 1000 : (int)wait);
         if (n < 0 && errno == EINTR) continue;

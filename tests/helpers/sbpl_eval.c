@@ -5,12 +5,17 @@
  * compiler's structured rules, and none of the compiler's code), and decides
  * file operations on a path with SBPL's rule: the last matching rule for an
  * operation wins, (deny default) first. tests/suites/51-sbpl-eval compares its
- * answers with the hand-written probes and with level_of().
+ * answers with the hand-written probes and with lattice_level_of().
  *
  *   sbpl-eval POLICY.SB -D NAME=VALUE... [--map FROM=TO]... < paths
  *
  * For each absolute path on stdin (one per line) it prints
  *   LEVEL <TAB> rd=+L wd=+L wc=+L un=-L md=+L <TAB> PATH
+ * A line "OPERATION [NAME]" (not starting with '/') asks about one other
+ * operation instead — sysctl-read hw.ncpu, mach-lookup com.apple.logd,
+ * ipc-posix-sem, system-socket AF_UNIX, network-outbound unix:/path — and
+ * prints allow|deny <TAB> OPERATION=+L <TAB> the line; NAME is matched by
+ * the name filters (sysctl-name, global-name, ...), a path by path filters.
  * LEVEL is none, read (file-read-data allowed) or write (read, and
  * file-write-data and file-write-create allowed). Each detail is one
  * operation — rd file-read-data, wd file-write-data, wc file-write-create,
@@ -22,8 +27,9 @@
  * The subset understood is what the compiler emits, parsed strictly so that a
  * change in the generated profile is noticed rather than misread:
  *   (version 1)  (allow|deny OP... FILTER...)  ; comments
+ *   (if (drun-in-session? S) RULE)  (if (drun-under? S S) RULE)
  *   OP: a symbol; "default"; a trailing '*' matches every operation it prefixes
- *   FILTER: (subpath S) (literal S) (prefix S) (regex S)
+ *   FILTER: (subpath S) (literal S) (prefix S) (regex S) (path-ancestors S)
  *           (require-any F...) (require-all F...) (require-not F)
  *           and non-file filters (target, sysctl-name, global-name, ...), which
  *           never match a path
@@ -280,10 +286,14 @@ static char *eval_str(const node_t *e)
     return NULL;
 }
 
+/* Filters that never match a file path. "extension" is a sandbox extension
+ * a process is handed at run time (openpty's com.apple.sandbox.pty): none is
+ * held here, so a rule that requires one never applies — the narrow answer. */
 static const char *const nonfile_filters[] = {"target", "sysctl-name", "sysctl-name-prefix", "global-name",
                                               "local-name", "ipc-posix-name", "ipc-posix-name-prefix",
                                               "local", "remote", "xattr", "iokit-user-client-class",
-                                              "mach-extension", "signing-identifier", NULL};
+                                              "mach-extension", "signing-identifier", "extension",
+                                              "socket-domain", NULL};
 
 static bool filter_matches(const node_t *f, const char *path)
 {
@@ -311,6 +321,11 @@ static bool filter_matches(const node_t *f, const char *path)
         m = strcmp(path, arg) == 0;
     } else if (strcmp(h, "subpath") == 0) {
         m = under(path, arg);
+    } else if (strcmp(h, "path-ancestors") == 0) {
+        /* the directories above arg, and arg itself (read narrowly it is
+         * only the ones above; this evaluator grants what the wider reading
+         * grants, and the acceptance run on a Mac settles which) */
+        m = under(arg, path);
     } else if (strcmp(h, "prefix") == 0) {
         m = strncmp(path, arg, strlen(arg)) == 0;
     } else if (strcmp(h, "regex") == 0) {
@@ -331,32 +346,97 @@ static bool filter_matches(const node_t *f, const char *path)
     return m;
 }
 
-/* Does rule operation name `rop` cover the operation `op`? */
+/* Does rule operation name `rop` cover the operation `op`? Besides '*',
+ * ipc-posix-sem and ipc-posix-shm name their whole families (the older
+ * spelling codex and the sandbox runtime use: ipc-posix-shm covers
+ * ipc-posix-shm-read-data, ipc-posix-shm-write-create, ...). */
 static bool op_covers(const char *rop, const char *op)
 {
     if (strcmp(rop, "default") == 0) return true;
     size_t n = strlen(rop);
     if (n && rop[n - 1] == '*') return strncmp(op, rop, n - 1) == 0;
+    if ((strcmp(rop, "ipc-posix-sem") == 0 || strcmp(rop, "ipc-posix-shm") == 0) && strncmp(op, rop, n) == 0 &&
+        op[n] == '-')
+        return true;
     return strcmp(rop, op) == 0;
 }
 
-static bool rule_matches(const rule_t *r, const char *op, const char *path)
+/* The argument of a name filter: a string, or a symbol (AF_UNIX). */
+static char *name_arg(const node_t *f)
+{
+    if (f->n != 2) die("line %u: (%s ...) takes one argument", f->line, f->kids[0]->s);
+    if (f->kids[1]->kind == N_SYM) return xstrndup_(f->kids[1]->s, strlen(f->kids[1]->s));
+    return eval_str(f->kids[1]);
+}
+
+/* A filter against the object of a non-file operation: a sysctl name, a
+ * mach service, a POSIX IPC name, a socket domain, or "unix:PATH" for a
+ * unix socket's address. Path filters match a name that is a path. */
+static bool name_filter_matches(const node_t *f, const char *name)
+{
+    if (f->kind != N_LIST || f->n == 0 || f->kids[0]->kind != N_SYM) die("line %u: expected a filter", f->line);
+    const char *h = f->kids[0]->s;
+    if (strcmp(h, "require-any") == 0 || strcmp(h, "require-all") == 0) {
+        bool any = h[8] == 'a' && h[9] == 'n';
+        for (size_t i = 1; i < f->n; i++) {
+            bool m = name_filter_matches(f->kids[i], name);
+            if (any && m) return true;
+            if (!any && !m) return false;
+        }
+        return !any;
+    }
+    if (strcmp(h, "require-not") == 0) return f->n == 2 && !name_filter_matches(f->kids[1], name);
+    /* name filters: exact, or (the -prefix ones) a prefix of the name */
+    static const struct {
+        const char *filter;
+        bool prefix;
+    } names[] = {{"sysctl-name", false},        {"global-name", false},   {"ipc-posix-name", false},
+                 {"local-name", false},         {"socket-domain", false}, {"sysctl-name-prefix", true},
+                 {"ipc-posix-name-prefix", true}};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        if (strcmp(h, names[k].filter) != 0) continue;
+        char *a = name_arg(f);
+        bool m = names[k].prefix ? strncmp(a, name, strlen(a)) == 0 : strcmp(a, name) == 0;
+        free(a);
+        return m;
+    }
+    if (strcmp(h, "local") == 0 || strcmp(h, "remote") == 0) {
+        /* (local unix-socket (path-regex S)) / (path-literal S) */
+        if (f->n != 3 || !is_sym(f->kids[1], "unix-socket") || strncmp(name, "unix:", 5) != 0) return false;
+        const node_t *pf = f->kids[2];
+        if (pf->kind != N_LIST || pf->n != 2) die("line %u: (%s unix-socket (path-... S))", f->line, h);
+        char *a = eval_str(pf->kids[1]);
+        bool m;
+        if (is_sym(pf->kids[0], "path-literal")) m = strcmp(a, name + 5) == 0;
+        else if (is_sym(pf->kids[0], "path-regex")) {
+            regex_t re;
+            if (regcomp(&re, a, REG_EXTENDED | REG_NOSUB) != 0) die("line %u: bad regex \"%s\"", f->line, a);
+            m = regexec(&re, name + 5, 0, NULL, 0) == 0;
+            regfree(&re);
+        } else die("line %u: unsupported socket address filter", f->line), m = false;
+        free(a);
+        return m;
+    }
+    return name[0] == '/' && filter_matches(f, name);
+}
+
+static bool rule_matches(const rule_t *r, const char *op, const char *path, bool by_name)
 {
     bool covers = false;
     for (size_t i = 1; i < r->first_filter && !covers; i++) covers = op_covers(r->form->kids[i]->s, op);
     if (!covers) return false;
     if (r->first_filter == r->form->n) return true; /* no filter: every path */
     for (size_t i = r->first_filter; i < r->form->n; i++)
-        if (filter_matches(r->form->kids[i], path)) return true;
+        if (by_name ? name_filter_matches(r->form->kids[i], path) : filter_matches(r->form->kids[i], path)) return true;
     return false;
 }
 
 /* The deciding rule for op on path (NULL: none matched). */
-static const rule_t *decide(const char *op, const char *path)
+static const rule_t *decide(const char *op, const char *path, bool by_name)
 {
     const rule_t *d = NULL;
     for (size_t i = 0; i < nrules; i++)
-        if (rule_matches(&rules[i], op, path)) d = &rules[i];
+        if (rule_matches(&rules[i], op, path, by_name)) d = &rules[i];
     return d;
 }
 
@@ -403,11 +483,23 @@ static void load(const char *file)
         if (strcmp(h, "if") == 0) {
             /* (if (drun-in-session? PATH) RULE): the parameters are known when
              * the profile is loaded, so the condition is decided now. */
-            if (n->n != 3 || n->kids[1]->kind != N_LIST || n->kids[1]->n != 2 ||
-                !is_sym(n->kids[1]->kids[0], "drun-in-session?") || n->kids[2]->kind != N_LIST)
-                die("line %u: unsupported (if ...): only (if (drun-in-session? PATH) RULE)", n->line);
-            char *path = eval_str(n->kids[1]->kids[1]);
-            bool holds = under(path, param("WORKSPACE", n->line)) || under(path, param("SCRATCH", n->line));
+            /* (if (drun-under? PATH ROOT) RULE): PATH is ROOT or below it
+             * (a session root inside a runtime-owned dir). */
+            const node_t *c = n->kids[1];
+            bool in_session = c->kind == N_LIST && c->n == 2 && is_sym(c->kids[0], "drun-in-session?");
+            bool is_under = c->kind == N_LIST && c->n == 3 && is_sym(c->kids[0], "drun-under?");
+            if (n->n != 3 || !(in_session || is_under) || n->kids[2]->kind != N_LIST)
+                die("line %u: unsupported (if ...): only (if (drun-in-session? PATH) RULE) and "
+                    "(if (drun-under? PATH ROOT) RULE)", n->line);
+            char *path = eval_str(c->kids[1]);
+            bool holds;
+            if (in_session) {
+                holds = under(path, param("WORKSPACE", n->line)) || under(path, param("SCRATCH", n->line));
+            } else {
+                char *root = eval_str(c->kids[2]);
+                holds = under(path, root);
+                free(root);
+            }
             free(path);
             node_t *rule = n->kids[2];
             n->kids[2] = NULL;
@@ -472,12 +564,21 @@ int main(int argc, char **argv)
     while (fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\n")] = '\0';
         if (!*line) continue;
-        if (line[0] != '/') die("not an absolute path: %s", line);
+        if (line[0] != '/') { /* "OPERATION [NAME]": one non-file operation */
+            char *sp = strchr(line, ' ');
+            if (sp) *sp = '\0';
+            const char *nm = sp ? sp + 1 : "";
+            if (!*line || strchr(line, '*')) die("not a path nor an operation: %s", line);
+            const rule_t *r = decide(line, nm, true);
+            printf("%s\t%s=%c%u\t%s%s%s\n", r && r->allow ? "allow" : "deny", line, r && r->allow ? '+' : '-',
+                   r ? r->line : 0, line, sp ? " " : "", nm);
+            continue;
+        }
         char *path = map_path(line);
         bool ok[5];
         char detail[256] = "";
         for (int k = 0; k < 5; k++) {
-            const rule_t *r = decide(ops[k], path);
+            const rule_t *r = decide(ops[k], path, false);
             ok[k] = r && r->allow;
             char one[32];
             snprintf(one, sizeof one, "%s%s=%c%u", k ? " " : "", tag[k], ok[k] ? '+' : '-', r ? r->line : 0);
