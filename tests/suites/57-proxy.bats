@@ -20,6 +20,10 @@ setup_file() {
     chmod 711 "$T"
     mkdir -p "$T/ws" "$T/ws2" "$T/home" "$T/state" "$T/www"
     echo hello-proxy > "$T/www/index.html"
+    # a repository served by the dumb HTTP protocol (static files)
+    git init -q "$T/src" && echo cloned-through-the-proxy > "$T/src/README" &&
+        git -C "$T/src" add README && git -C "$T/src" -c user.name=t -c user.email=t@t commit -qm one &&
+        git clone -q --bare "$T/src" "$T/www/repo.git" && git -C "$T/www/repo.git" update-server-info
     cp "$ROOT/tests/helpers/proxy_client.py" "$T/ws/pc.py"
     cp "$ROOT/tests/helpers/proxy_client.py" "$T/ws2/pc.py"
     printf '127.0.0.1 localhost\n127.0.0.1 allowed.test\n127.0.0.1 other.test\n' > "$T/hosts"
@@ -45,6 +49,16 @@ TOML
 [network]
 command_domains = ["allowed.test"]
 command_ports = [$HP, $SP]
+TOML
+    # git writes .git/config and .git/hooks, which the default [protect] keeps read-only
+    cat > "$T/git.toml" << TOML
+[network]
+command_domains = ["allowed.test"]
+command_ports = [$HP]
+allow_private_addresses = true
+[protect]
+git_hooks = false
+git_config = false
 TOML
     cat > "$T/none.toml" << TOML
 [network]
@@ -88,6 +102,13 @@ prun() {
     prun "$T/allow.toml" "$T/ws" sh -c "curl -sS --cacert cert.pem https://allowed.test:$SP/ > got-tls"
     [ "$status" -eq 0 ]
     grep -q 's_server' "$T/ws/got-tls"
+}
+
+@test "git clone over HTTP through the proxy: the repository arrives in the workspace" {
+    prun "$T/git.toml" "$T/ws" git clone -q "http://allowed.test:$HP/repo.git" cloned
+    [ "$status" -eq 0 ]
+    [ "$(cat "$T/ws/cloned/README")" = cloned-through-the-proxy ]
+    grep -q '"GET /repo.git/info/refs' "$T/http.log"
 }
 
 @test "the command sees exactly the proxy variables, and no descriptor of the channel" {
