@@ -20,6 +20,7 @@
 #include "exec.h"
 #include "log.h"
 #include "netproxy.h"
+#include "sesstools.h"
 #include "textenc.h"
 #include "tools.h"
 
@@ -161,6 +162,12 @@ static void run_pkg(tool_call_t *tc, const json_t *args)
         buf_adds(t, "\n--- stderr ---\n");
         buf_add(t, r.err.p ? r.err.p : "", r.err.len);
     }
+    /* what the install wrote is a checkpoint (SPEC §14): "pip demo-pkg ..." */
+    buf_t sum = BUF_INIT;
+    buf_adds(&sum, pip ? "pip" : "npm");
+    for (size_t i = 0; i < json_array_size(pkgs); i++) buf_printf(&sum, " %s", json_string_value(json_array_get(pkgs, i)));
+    tc_checkpoint(tc, s, "session_package_install", buf_cstr(&sum));
+    buf_free(&sum);
     exec_result_free(&r);
     session_put(s);
 }
@@ -190,7 +197,9 @@ const tool_def_t tool_session_package_install = {
         "\"exit_code\": {\"type\": [\"integer\", \"null\"]}, \"timed_out\": {\"type\": \"boolean\"}, "
         "\"stdout\": {\"type\": \"string\"}, \"stderr\": {\"type\": \"string\"}, "
         "\"stdout_truncated\": {\"type\": \"boolean\"}, \"stderr_truncated\": {\"type\": \"boolean\"}, "
-        "\"network_denied\": {\"type\": \"array\", \"items\": {\"type\": \"object\"}}}, "
+        "\"network_denied\": {\"type\": \"array\", \"items\": {\"type\": \"object\"}}, "
+        "\"checkpoint_id\": {\"type\": \"integer\", \"description\": \"the checkpoint of what the "
+        "install wrote (absent when nothing changed)\"}}, "
         "\"required\": [\"session_id\", \"manager\", \"installed_to\", \"exit_code\", \"network_denied\"]}",
     .needs_policy = true,
     .destructive = true,

@@ -155,6 +155,12 @@ test('session_package_install pip: a wheel from the local index lands in .packag
   assert.notEqual(r.isError, true, r.content?.[0]?.text);
   assert.equal(r.structuredContent.exit_code, 0, r.structuredContent.stderr);
   assert.equal(r.structuredContent.installed_to, '.packages/pip');
+  assert.ok(r.structuredContent.checkpoint_id > 0, 'the install is a checkpoint');
+  const h = await mcp.callRaw('session_history', { session_id: mcp.sid });
+  const last = h.structuredContent.checkpoints.at(-1);
+  assert.equal(last.tool, 'session_package_install');
+  assert.equal(last.summary, 'pip demo-pkg');
+  assert.ok(last.added.some((p) => p.endsWith('demo_pkg/__init__.py')), JSON.stringify(last.added));
   assert.ok(seen.includes('/simple/demo-pkg/'), 'pip asked the local index');
   const f = await mcp.callRaw('session_read_file', { session_id: mcp.sid, path: '.packages/pip/demo_pkg/__init__.py' });
   assert.match(f.content[0].text, /from-the-local-index/);
