@@ -1,0 +1,136 @@
+#!/usr/bin/env bats
+# 72-schema — the JSON Schema of the policy language (docs/config.schema.json)
+# against the compiler it is generated from:
+#   - the committed file is exactly `drun-policy schema` (regenerate with
+#     `build/drun-policy schema > docs/config.schema.json`);
+#   - every profile and every example config validates;
+#   - bad configs (unknown key, wrong type, out of range, bad path...) fail
+#     validation AND are rejected by the compiler;
+#   - at every integer key's bounds the schema and the compiler agree (min and
+#     max accepted by both, one past them refused by both), and a config with
+#     every key at its schema default compiles: the schema is never looser or
+#     stricter than the compiler about a key, a type or a range;
+#   - every object is closed (additionalProperties false), and no pattern uses
+#     look-around (Taplo compiles patterns with Rust's regex crate).
+# The validator is tests/schema/validate.mjs (no npm packages); the shape,
+# bounds and docs checks are tests/lib/schema-*.mjs.
+
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+setup() {
+    cd "${ROOT:-$BATS_TEST_DIRNAME/../..}"
+    B=${B:-build}
+    DP=$B/drun-policy
+    export NO_COLOR=1
+    V=tests/schema/validate.mjs
+    SCHEMA=docs/config.schema.json
+    tmp=$BATS_TEST_TMPDIR
+}
+
+# accepts FILE — does the compiler accept FILE? (compile for linux with the
+# golden facts: exit 0 or 1; its stderr in $tmp/compile.err)
+accepts() { "$DP" compile "$1" --target linux --facts golden/facts-linux.json > /dev/null 2> "$tmp/compile.err"; }
+
+# validates FILE — the schema accepts it
+validates() {
+    run node "$V" "$DP" "$SCHEMA" "$1"
+    assert_line "PASS $1"
+}
+
+# bad NAME TOML — the schema and the compiler both refuse it
+bad() {
+    printf '%s\n' "$2" > "$tmp/$1.toml"
+    run node "$V" "$DP" "$SCHEMA" "$tmp/$1.toml"
+    assert_output --regexp '^FAIL'
+    run accepts "$tmp/$1.toml"
+    [ "$status" -eq 1 ] || fail "compiler exit $status (want 1): $(head -2 "$tmp/compile.err")"
+}
+
+# ---- the committed schema is the compiler's ----------------------------------------------------
+
+@test "docs/config.schema.json is exactly 'drun-policy schema'" {
+    "$DP" schema > "$tmp/schema.json"
+    run diff -u "$SCHEMA" "$tmp/schema.json"
+    assert_success # else regenerate: build/drun-policy schema > docs/config.schema.json
+}
+
+@test "draft-07; every table closed, every key described, every pattern valid without look-around" {
+    run -0 node tests/lib/schema-shape.mjs "$SCHEMA"
+    assert_output ""
+}
+
+# ---- every profile and example config validates --------------------------------------------------
+@test "profiles/carveouts.toml validates against the schema" { validates profiles/carveouts.toml; }
+@test "profiles/ci-runner.toml validates against the schema" { validates profiles/ci-runner.toml; }
+@test "profiles/default.toml validates against the schema" { validates profiles/default.toml; }
+@test "profiles/drun-compat.toml validates against the schema" { validates profiles/drun-compat.toml; }
+@test "profiles/globs.toml validates against the schema" { validates profiles/globs.toml; }
+@test "profiles/networked-dev.toml validates against the schema" { validates profiles/networked-dev.toml; }
+@test "profiles/permissive.toml validates against the schema" { validates profiles/permissive.toml; }
+@test "profiles/readonly-home.toml validates against the schema" { validates profiles/readonly-home.toml; }
+@test "profiles/special-chars.toml validates against the schema" { validates profiles/special-chars.toml; }
+@test "profiles/strict.toml validates against the schema" { validates profiles/strict.toml; }
+@test "examples/drun-user/config.toml validates against the schema" { validates examples/drun-user/config.toml; }
+
+@test "every profile and example config not named above validates too" {
+    local f
+    for f in profiles/*.toml $(find examples -name '*.toml' ! -name '.taplo.toml' | LC_ALL=C sort); do
+        case " profiles/carveouts.toml profiles/ci-runner.toml profiles/default.toml profiles/drun-compat.toml profiles/globs.toml profiles/networked-dev.toml profiles/permissive.toml profiles/readonly-home.toml profiles/special-chars.toml profiles/strict.toml examples/drun-user/config.toml " in *" $f "*) continue ;; esac
+        validates "$f"
+    done
+}
+
+# ---- bad configs: the schema and the compiler both refuse them --------------------------------------
+@test "bad config refused by the schema and the compiler: unknown-key" { bad unknown-key 'domain_alowlist = ["pypi.org"]'; }
+@test "bad config refused by the schema and the compiler: unknown-table-key" { bad unknown-table-key $'[filesystem]\nallow_reed = ["/srv"]'; }
+@test "bad config refused by the schema and the compiler: unknown-table" { bad unknown-table $'[sandbox]\nx = 1'; }
+@test "bad config refused by the schema and the compiler: key-in-wrong-table" { bad key-in-wrong-table $'[process]\nbash_timeout_ms = 1000'; }
+@test "bad config refused by the schema and the compiler: wrong-type-string-for-int" { bad wrong-type-string-for-int 'max_sessions = "5"'; }
+@test "bad config refused by the schema and the compiler: wrong-type-float-for-int" { bad wrong-type-float-for-int 'max_sessions = 5.0'; }
+@test "bad config refused by the schema and the compiler: wrong-type-int-for-bool" { bad wrong-type-int-for-bool $'[protect]\ngit_hooks = 1'; }
+@test "bad config refused by the schema and the compiler: wrong-type-scalar-for-array" { bad wrong-type-scalar-for-array 'mount_allowlist = "/srv"'; }
+@test "bad config refused by the schema and the compiler: wrong-type-array-entry" { bad wrong-type-array-entry 'mount_allowlist = [1]'; }
+@test "bad config refused by the schema and the compiler: wrong-type-table-for-key" { bad wrong-type-table-for-key 'web_port = { a = 1 }'; }
+@test "bad config refused by the schema and the compiler: out-of-range-below" { bad out-of-range-below $'[process]\nmemory_mb = 8'; }
+@test "bad config refused by the schema and the compiler: out-of-range-above" { bad out-of-range-above 'web_port = 70000'; }
+@test "bad config refused by the schema and the compiler: relative-path" { bad relative-path $'[filesystem]\nallow_read = ["src/lib"]'; }
+@test "bad config refused by the schema and the compiler: glob-in-grant" { bad glob-in-grant $'[filesystem]\nallow_write = ["/data/*"]'; }
+@test "bad config refused by the schema and the compiler: dotdot-path" { bad dotdot-path $'[filesystem]\ndeny_read = ["~/a/../.ssh"]'; }
+@test "bad config refused by the schema and the compiler: unknown-variable" { bad unknown-variable $'[filesystem]\nallow_read = ["$HOME/x"]'; }
+@test "bad config refused by the schema and the compiler: control-char-path" { bad control-char-path $'[filesystem]\nallow_read = ["/a\\tb"]'; }
+@test "bad config refused by the schema and the compiler: bad-env-name" { bad bad-env-name $'[env]\npassthrough = ["1PATH"]'; }
+@test "bad config refused by the schema and the compiler: bad-env-set-name" { bad bad-env-set-name $'[env]\nset = { "A-B" = "x" }'; }
+@test "bad config refused by the schema and the compiler: env-set-not-string" { bad env-set-not-string $'[env]\nset = { A = 1 }'; }
+@test "bad config refused by the schema and the compiler: empty-domain" { bad empty-domain 'domain_allowlist = [""]'; }
+@test "bad config refused by the schema and the compiler: blank-command" { bad blank-command 'bash_command_denylist = ["   "]'; }
+@test "bad config refused by the schema and the compiler: overlay-dotdot" { bad overlay-dotdot 'mount_overlay_paths = [".."]'; }
+@test "bad config refused by the schema and the compiler: overlay-slash" { bad overlay-slash 'mount_overlay_paths = ["a/b"]'; }
+@test "bad config refused by the schema and the compiler: datetime-for-int" { bad datetime-for-int 'max_sessions = 1979-05-27'; }
+
+# ---- bounds and defaults: the schema and the compiler agree -------------------------------------------
+
+@test "schema and compiler agree at every integer bound and on every default" {
+    mkdir -p "$tmp/b"
+    node tests/lib/schema-bounds.mjs "$SCHEMA" "$tmp/b"
+    node "$V" "$DP" "$SCHEMA" "$tmp"/b/ok--*.toml "$tmp"/b/ko--*.toml > "$tmp/bounds.out" 2>&1 || true
+    local f name want verdict c nb=0 bad_bounds=()
+    for f in "$tmp"/b/ok--*.toml "$tmp"/b/ko--*.toml; do
+        name=$(basename "$f" .toml); want=${name%%--*}
+        verdict=$(grep -F " $f" "$tmp/bounds.out" | cut -c1-4)
+        accepts "$f" && c=0 || c=$?
+        if [ "$want" = ok ]; then [ "$verdict" = PASS ] && [ $c -eq 0 ] || bad_bounds+=("$name: schema $verdict, compiler exit $c")
+        else [ "$verdict" = FAIL ] && [ $c -eq 1 ] || bad_bounds+=("$name: schema $verdict, compiler exit $c"); fi
+        nb=$((nb + 1))
+    done
+    [ "$nb" -gt 40 ] || fail "only $nb boundary configs"
+    assert_equal "${bad_bounds[*]}" ""
+}
+
+# ---- every key is documented in docs/policy.md -------------------------------------------------------
+
+@test "every key of the schema is in docs/policy.md" {
+    run -0 node tests/lib/schema-undocumented.mjs "$SCHEMA" docs/policy.md
+    assert_output ""
+}
