@@ -178,23 +178,31 @@ static void reap_all(void)
     while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {}
 }
 
-/* Reaps what comes back to us for at most secs seconds (a bound on the
- * cleanup, not a measure), until nothing is left. */
-static void reap_for(int secs)
+/* Is p blocked for good? A process that comes back to us lost its parent
+ * (ours is only the feeder). One sleeping in read() on an eventfd is bwrap's
+ * sandbox child waiting for the uid map its dead parent was to write: no one
+ * else holds that eventfd, so it never gets to the command. */
+static bool waits_forever(pid_t p)
 {
-    long long end = now_ns() + secs * 1000000000LL;
-    while (now_ns() < end) {
-        pid_t p = waitpid(-1, NULL, WNOHANG);
-        if (p < 0 && errno == ECHILD) return;
-        if (p <= 0) usleep(10000);
-    }
+    char path[64], link[64];
+    snprintf(path, sizeof path, "/proc/%d/syscall", (int)p);
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    long nr = -1;
+    unsigned long fd = 0;
+    bool in_read = fscanf(f, "%ld %lx", &nr, &fd) == 2 && nr == SYS_read;
+    fclose(f);
+    if (!in_read) return false;
+    snprintf(path, sizeof path, "/proc/%d/fd/%lu", (int)p, fd);
+    ssize_t n = readlink(path, link, sizeof link - 1);
+    if (n < 0) return false;
+    link[n] = 0;
+    return !strcmp(link, "anon_inode:[eventfd]");
 }
 
-/* SIGKILLs our children still there: a bwrap whose own parent was killed
- * after it had cloned its sandbox child leaves that child waiting forever
- * for the uid map (bwrap's eventfd) — it never gets to the command, and
- * once killed never can. Their count. */
-static int kill_children(void)
+/* Calls fn on each process whose parent is us; the number of calls that
+ * returned true. */
+static int each_child(bool (*fn)(pid_t))
 {
     int n = 0;
     char path[64], line[512];
@@ -212,11 +220,36 @@ static int kill_children(void)
             ours = rp && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == getpid();
         }
         fclose(f);
-        if (ours && kill(p, SIGKILL) == 0) n++;
+        if (ours && fn(p)) n++;
     }
     if (d) closedir(d);
     return n;
 }
+
+static bool is_child(pid_t p) { return p > 0; }
+static bool kill_one(pid_t p) { return kill(p, SIGKILL) == 0; }
+
+/* Reaps what comes back to us until nothing is left, or until everything
+ * left waits forever (waits_forever); at most secs seconds (a bound on the
+ * cleanup, not a measure). */
+static void reap_for(int secs)
+{
+    long long end = now_ns() + secs * 1000000000LL;
+    while (now_ns() < end) {
+        pid_t p = waitpid(-1, NULL, WNOHANG);
+        if (p < 0 && errno == ECHILD) return;
+        if (p > 0) continue;
+        int left = each_child(is_child);
+        if (left > 0 && each_child(waits_forever) == left) return;
+        usleep(2000);
+    }
+}
+
+/* SIGKILLs our children still there: a bwrap whose own parent was killed
+ * after it had cloned its sandbox child leaves that child waiting forever
+ * for the uid map (bwrap's eventfd) — it never gets to the command, and
+ * once killed never can. Their count. */
+static int kill_children(void) { return each_child(kill_one); }
 
 /* The feeder: prestarts bwrap as sandbox_spawn does, plans, feeds. */
 static void feeder(run_t *r)
