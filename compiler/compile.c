@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <nettle/sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,78 +16,12 @@
 #include <unistd.h>
 
 #include "bpf.h"
+#include "digest.h"
 #include "fsutil.h"
 #include "jsonw.h"
 #include "keys.h"
 #include "paths.h"
 #include "seccomp_filter.h"
-
-/* ---- small file helpers ------------------------------------------------------------------------------- */
-
-/* nettle, not OpenSSL: loading libcrypto cost every `drun-policy run` about
- * 3.6 ms of relocations before main (perf stat, this VM), for one digest;
- * nettle loads in a tenth of that and uses the CPU's SHA instructions (1.4
- * GB/s here, where libmd's portable C did 0.3 GB/s and slowed the 10,000-rule
- * compile, whose artifacts are 6 MB, by 13 ms). */
-void sha256_hex(const void *data, size_t len, char out[65])
-{
-    static const char hex[] = "0123456789abcdef";
-    struct sha256_ctx c;
-    uint8_t md[SHA256_DIGEST_SIZE];
-    sha256_init(&c);
-    sha256_update(&c, len, data);
-    sha256_digest(&c, sizeof md, md);
-    for (size_t i = 0; i < sizeof md; i++) {
-        out[2 * i] = hex[md[i] >> 4];
-        out[2 * i + 1] = hex[md[i] & 15];
-    }
-    out[64] = '\0';
-}
-
-bool read_file(const char *path, buf_t *out, char **err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        *err = xasprintf("%s: %s", path, strerror(errno));
-        return false;
-    }
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_add(out, chunk, n);
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) *err = xasprintf("%s: read error", path);
-    return !bad;
-}
-
-bool write_atomic(const char *path, const void *data, size_t len, char **err)
-{
-    char *tmp = xasprintf("%s.tmp.XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        *err = xasprintf("%s: cannot create a temporary file: %s", path, strerror(errno));
-        free(tmp);
-        return false;
-    }
-    const char *p = data;
-    size_t left = len;
-    bool ok = true;
-    while (left && ok) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) ok = false;
-        else p += w, left -= (size_t)w;
-    }
-    ok = ok && fchmod(fd, 0644) == 0 && fsync(fd) == 0;
-    ok = close(fd) == 0 && ok;
-    if (ok && rename(tmp, path) != 0) ok = false;
-    if (!ok) {
-        *err = xasprintf("%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
-    return ok;
-}
 
 /* ---- facts ---------------------------------------------------------------------------------------------- */
 
@@ -124,7 +57,7 @@ static void probe_paths_of(const resolved_t *r, void *vec, arena_t *a)
     }
 }
 
-facts_t *facts_for(const policy_t *p, target_t t, const char *const files[2], char **err)
+facts_t *compile_facts_for(const policy_t *p, target_t t, const char *const files[2], char **err)
 {
     for (int i = 0; i < 2; i++) {
         if (!files || !files[i]) continue;
@@ -135,7 +68,7 @@ facts_t *facts_for(const policy_t *p, target_t t, const char *const files[2], ch
     }
     facts_t *f = facts_probe(t, NULL);
     if (t == TARGET_MACOS) return f; /* built-in macOS facts: nothing to probe here */
-    resolved_t *r = policy_resolve(p, f);
+    resolved_t *r = lattice_resolve(p, f);
     VEC(const char *) paths = {0};
     arena_t a = ARENA_INIT;
     probe_paths_of(r, &paths, &a);
@@ -143,7 +76,7 @@ facts_t *facts_for(const policy_t *p, target_t t, const char *const files[2], ch
     facts_probe_paths(f, paths.v);
     vec_free(&paths);
     arena_free(&a);
-    resolved_free(r);
+    lattice_free(r);
     return f;
 }
 
@@ -192,7 +125,7 @@ static void policy_json(jw_t *j, const policy_t *p)
         ppath_format(&r->path, &norm);
         jw_obj(j);
         jw_key(j, "key");
-        jw_str(j, rule_kind_key(r->kind));
+        jw_str(j, policy_rule_kind_key(r->kind));
         jw_key(j, "written");
         jw_str(j, r->written);
         jw_key(j, "path");
@@ -200,7 +133,7 @@ static void policy_json(jw_t *j, const policy_t *p)
         jw_key(j, "glob");
         jw_bool(j, r->path.glob);
         jw_key(j, r->cap ? "cap" : "grant");
-        jw_str(j, level_name(r->level));
+        jw_str(j, policy_level_name(r->level));
         jw_key(j, "at");
         at_json(j, p->src, r->span);
         jw_end(j);
@@ -240,7 +173,7 @@ static void policy_json(jw_t *j, const policy_t *p)
     jw_key(j, "settings");
     jw_obj(j);
     for (int i = 0; i < S_COUNT; i++) {
-        const setting_info_t *si = &setting_table[i];
+        const setting_info_t *si = &policy_settings[i];
         char q[96];
         snprintf(q, sizeof q, "%s%s%s", si->table ? si->table : "", si->table ? "." : "", si->key);
         jw_key(j, q);
@@ -282,7 +215,7 @@ static void build_manifest(compiled_t *c)
     jw_key(&j, "source");
     jw_obj(&j);
     char hex[65];
-    sha256_hex(p->src->text, p->src->len, hex);
+    digest_sha256_hex(p->src->text, p->src->len, hex);
     jw_key(&j, "path");
     jw_str(&j, p->path ? p->path : "<default>");
     jw_key(&j, "sha256");
@@ -304,7 +237,7 @@ static void build_manifest(compiled_t *c)
         buf_t fj = BUF_INIT;
         facts_to_json(c->facts[t], &fj);
         buf_truncate(&fj, fj.len - 1); /* drop the newline */
-        jw_key(&j, target_name((target_t)t));
+        jw_key(&j, facts_target_name((target_t)t));
         /* re-indent the embedded object by writing it compactly */
         jw_raw(&j, buf_cstr(&fj));
         buf_free(&fj);
@@ -315,18 +248,18 @@ static void build_manifest(compiled_t *c)
     jw_key(&j, "artifacts");
     jw_obj(&j);
     if (c->sbpl) {
-        sha256_hex(c->sbpl->text.p, c->sbpl->text.len, hex);
+        digest_sha256_hex(c->sbpl->text.p, c->sbpl->text.len, hex);
         jw_key(&j, "policy.sb");
         jw_str(&j, hex);
     }
     if (c->bwrap) {
-        sha256_hex(c->bwrap_args.p, c->bwrap_args.len, hex);
+        digest_sha256_hex(c->bwrap_args.p, c->bwrap_args.len, hex);
         jw_key(&j, "bwrap.args");
         jw_str(&j, hex);
-        sha256_hex(c->seccomp.p, c->seccomp.len, hex);
+        digest_sha256_hex(c->seccomp.p, c->seccomp.len, hex);
         jw_key(&j, "seccomp.bpf");
         jw_str(&j, hex);
-        sha256_hex(c->seccomp_txt.p, c->seccomp_txt.len, hex);
+        digest_sha256_hex(c->seccomp_txt.p, c->seccomp_txt.len, hex);
         jw_key(&j, "seccomp.txt");
         jw_str(&j, hex);
     }
@@ -340,7 +273,18 @@ static void build_manifest(compiled_t *c)
 static facts_t *facts_of(const policy_t *p, target_t t, const compile_opts_t *o, const char *const *json, char **err)
 {
     if (json) return facts_from_json(json[t], strlen(json[t]), err);
-    return facts_for(p, t, o->facts_files, err);
+    return compile_facts_for(p, t, o->facts_files, err);
+}
+
+/* The Linux backends say what stops them as one diagnostic with no
+ * location; the compile driver hands it on as *err, which its callers print
+ * as a line of their own ("drun-policy compile: ..."), apart from the
+ * policy's located diagnostics. Frees bd (reusable after). */
+static bool unlocated(bool ok, diag_list_t *bd, char **err)
+{
+    if (!ok && bd->n && !*err) *err = xstrdup(bd->v[bd->n - 1].msg);
+    diag_list_free(bd);
+    return ok;
 }
 
 static compiled_t *compile_with(const policy_t *p, const compile_opts_t *o, const char *const *json, diag_list_t *diags,
@@ -380,22 +324,18 @@ static compiled_t *compile_with(const policy_t *p, const compile_opts_t *o, cons
     c->pol = p;
     if (o->macos_target) {
         if (!(c->facts[TARGET_MACOS] = facts_of(p, TARGET_MACOS, o, json, err))) goto fail;
-        c->res[TARGET_MACOS] = policy_resolve(p, c->facts[TARGET_MACOS]);
+        c->res[TARGET_MACOS] = lattice_resolve(p, c->facts[TARGET_MACOS]);
         if (!sbpl_build(c->res[TARGET_MACOS], c->facts[TARGET_MACOS], diags, &c->sbpl)) goto fail;
     }
     if (o->linux_target) {
         if (!(c->facts[TARGET_LINUX] = facts_of(p, TARGET_LINUX, o, json, err))) goto fail;
         if (!linux_facts_complete(c->facts[TARGET_LINUX], diags)) goto fail;
-        c->res[TARGET_LINUX] = policy_resolve(p, c->facts[TARGET_LINUX]);
-        if (!(c->bwrap = bwrap_plan(c->res[TARGET_LINUX], NULL, err))) goto fail;
+        const facts_t *f = c->facts[TARGET_LINUX];
+        c->res[TARGET_LINUX] = lattice_resolve(p, f);
+        diag_list_t bd = {0};
+        if (!unlocated(bwrap_build(c->res[TARGET_LINUX], f, &bd, &c->bwrap), &bd, err)) goto fail;
         bwrap_render(c->bwrap, &c->bwrap_args);
-        seccomp_opts_t so = {SECCOMP_X86_64, policy_get(p, S_ALLOW_UNIX_SOCKETS) != 0};
-        if (!seccomp_arch_from_name(c->facts[TARGET_LINUX]->arch, &so.arch)) {
-            *err = xasprintf("no seccomp filter for architecture '%s' (x86_64 and aarch64 are supported)",
-                             c->facts[TARGET_LINUX]->arch);
-            goto fail;
-        }
-        if (!seccomp_build(&so, &c->seccomp, err)) goto fail;
+        if (!unlocated(seccomp_build(c->res[TARGET_LINUX], f, &bd, &c->seccomp), &bd, err)) goto fail;
         bpf_disasm(c->seccomp.p, c->seccomp.len, &c->seccomp_txt);
     }
     build_manifest(c);
@@ -410,7 +350,7 @@ void compiled_free(compiled_t *c)
 {
     if (!c) return;
     for (int t = 0; t < 2; t++) {
-        resolved_free(c->res[t]);
+        lattice_free(c->res[t]);
         facts_free(c->facts[t]);
     }
     sbpl_free(c->sbpl);
@@ -424,7 +364,7 @@ void compiled_free(compiled_t *c)
 
 bool compiled_write(const compiled_t *c, const char *dir, char **err)
 {
-    if (!mkdirs(dir, 0755)) {
+    if (!fsutil_mkdirs(dir, 0755)) {
         *err = xasprintf("%s: cannot create: %s", dir, strerror(errno));
         return false;
     }
@@ -442,7 +382,7 @@ bool compiled_write(const compiled_t *c, const char *dir, char **err)
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         if (!files[i].want) continue;
         char *path = xasprintf("%s/%s", dir, files[i].name);
-        bool ok = write_atomic(path, files[i].b->p ? files[i].b->p : "", files[i].b->len, err);
+        bool ok = fsutil_write_atomic(path, files[i].b->p ? files[i].b->p : "", files[i].b->len, err);
         free(path);
         if (!ok) return false;
     }

@@ -32,7 +32,7 @@ typedef struct compiled {
 /* Facts for compiling p for target t: from the matching file of files (NULL
  * entries ignored), else probed on this host (Linux) or the built-in macOS
  * defaults. The probe records every path the policy names. */
-facts_t *facts_for(const policy_t *p, target_t t, const char *const files[2], char **err);
+facts_t *compile_facts_for(const policy_t *p, target_t t, const char *const files[2], char **err);
 
 /* Compiles p. NULL with diags or *err (caller frees) on failure; nothing is
  * written anywhere. */
@@ -48,11 +48,5 @@ compiled_t *compile_policy_facts_json(const policy_t *p, const char *const facts
 /* Writes the built artifacts into dir (created if missing), each to a temp
  * file renamed into place, so a reader never sees half of one. */
 bool compiled_write(const compiled_t *c, const char *dir, char **err);
-
-/* ---- helpers shared with check, diff and the runtime ------------------------------------------------ */
-
-void sha256_hex(const void *data, size_t len, char out[65]);
-bool write_atomic(const char *path, const void *data, size_t len, char **err);
-bool read_file(const char *path, buf_t *out, char **err);
 
 #endif

@@ -24,20 +24,20 @@
 #include "source.h"
 
 /* compiler/policy/policy.h — the policy IR: policy_load, policy_free,
- * policy_get, setting_table, rule_kind_key, level_name; policy_t, rule_t,
+ * policy_get, policy_settings, policy_rule_kind_key, policy_level_name; policy_t, rule_t,
  * level_t, target_t. */
 #include "policy.h"
 
 /* compiler/facts.h — host facts: facts_t, facts_free. */
 #include "facts.h"
 
-/* compiler/lattice.h — the resolved policy and level(path): policy_resolve,
- * resolved_free, level_of (verdict_t), rrule_abs, cap_matches; roots_t; the
- * runtime-owned paths: runtime_owned_add, runtime_owned_add_defaults,
- * runtime_owned_at, runtime_owned_default_at. */
+/* compiler/lattice.h — the resolved policy and level(path): lattice_resolve,
+ * lattice_free, lattice_level_of (verdict_t), lattice_rule_abs, lattice_cap_matches; roots_t; the
+ * runtime-owned paths: lattice_owned_add, lattice_owned_add_defaults,
+ * lattice_owned_at, lattice_owned_default_at. */
 #include "lattice.h"
 
-/* compiler/compile.h — facts_for (the facts a policy is compiled with). */
+/* compiler/compile.h — compile_facts_for (the facts a policy is compiled with). */
 #include "compile.h"
 
 /* compiler/policy/paths.h — path helpers: path_join, path_is_under,
@@ -57,7 +57,7 @@
  * outbound connection: netrefuse_addr, netrefuse_name. */
 #include "netrefuse.h"
 
-/* compiler/fsutil.h — mkdirs, state_path (the tools' state dir). */
+/* compiler/fsutil.h — fsutil_mkdirs, fsutil_state_path (the tools' state dir). */
 #include "fsutil.h"
 
 /* compiler/shell/cmdlist.h — command lists: cmdlist_check,

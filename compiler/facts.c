@@ -21,7 +21,7 @@
 #include "fsutil.h"
 #include "paths.h"
 
-const char *target_name(target_t t) { return t == TARGET_MACOS ? "macos" : "linux"; }
+const char *facts_target_name(target_t t) { return t == TARGET_MACOS ? "macos" : "linux"; }
 
 static const char *ptype_name(ptype_t t)
 {
@@ -287,7 +287,7 @@ static void probe_bwrap(facts_t *f)
     if (!hit) {
         probe_bwrap_run(f);
         if (cache && *f->bwrap_version) {
-            mkdirs(dir, 0700); /* a failure shows at fopen: no cache, no harm */
+            fsutil_mkdirs(dir, 0700); /* a failure shows at fopen: no cache, no harm */
             char *tmp = xasprintf("%s.%d", cache, (int)getpid());
             FILE *w = fopen(tmp, "w");
             if (w) {
@@ -412,7 +412,7 @@ void facts_to_json(const facts_t *f, buf_t *out)
     jw_key(&j, "format");
     jw_int(&j, 1);
     jw_key(&j, "target");
-    jw_str(&j, target_name(f->target));
+    jw_str(&j, facts_target_name(f->target));
     jw_key(&j, "arch");
     jw_str(&j, f->arch);
     jw_key(&j, "home");

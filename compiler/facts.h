@@ -13,7 +13,7 @@
 
 typedef enum { TARGET_LINUX, TARGET_MACOS } target_t;
 
-const char *target_name(target_t t); /* "linux", "macos" */
+const char *facts_target_name(target_t t); /* "linux", "macos" */
 
 typedef enum {
     PT_MISSING = 0, /* does not exist (or unknown to a facts file) */

@@ -1,7 +1,9 @@
-/* fsutil.c — the directories the tools make for themselves (fsutil.h). */
+/* fsutil.c — the files and directories the tools make for themselves
+ * (fsutil.h). */
 #include "fsutil.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,7 +15,7 @@
  * exists is a directory (or a link to one: the caller resolves or checks
  * ownership where that matters, as drun-mcp does for its state dir). A dir
  * that is already there costs one stat: every `run` asks for its state dirs. */
-bool mkdirs(const char *path, mode_t mode)
+bool fsutil_mkdirs(const char *path, mode_t mode)
 {
     if (!*path) {
         errno = ENOENT;
@@ -41,7 +43,7 @@ bool mkdirs(const char *path, mode_t mode)
     return ok;
 }
 
-void state_base(const char **trusted, const char **below)
+void fsutil_state_base(const char **trusted, const char **below)
 {
     const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
     if (xdg && *xdg == '/') {
@@ -59,9 +61,54 @@ void state_base(const char **trusted, const char **below)
     }
 }
 
-char *state_path(const char *sub)
+char *fsutil_state_path(const char *sub)
 {
     const char *trusted, *below;
-    state_base(&trusted, &below);
+    fsutil_state_base(&trusted, &below);
     return xasprintf("%s/%s%s%s", trusted, below, *sub ? "/" : "", sub);
+}
+
+bool fsutil_read_file(const char *path, buf_t *out, char **err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        *err = xasprintf("%s: %s", path, strerror(errno));
+        return false;
+    }
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_add(out, chunk, n);
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad) *err = xasprintf("%s: read error", path);
+    return !bad;
+}
+
+bool fsutil_write_atomic(const char *path, const void *data, size_t len, char **err)
+{
+    char *tmp = xasprintf("%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        *err = xasprintf("%s: cannot create a temporary file: %s", path, strerror(errno));
+        free(tmp);
+        return false;
+    }
+    const char *p = data;
+    size_t left = len;
+    bool ok = true;
+    while (left && ok) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) ok = false;
+        else p += w, left -= (size_t)w;
+    }
+    ok = ok && fchmod(fd, 0644) == 0 && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    if (ok && rename(tmp, path) != 0) ok = false;
+    if (!ok) {
+        *err = xasprintf("%s: cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return ok;
 }

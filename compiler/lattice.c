@@ -177,7 +177,7 @@ static struct owned {
 } *owned;
 static size_t nowned;
 
-void runtime_owned_add(const char *path, const char *why)
+void lattice_owned_add(const char *path, const char *why)
 {
     if (!path || !*path) return;
     /* the object it names: the planner mounts over objects, never over a
@@ -199,7 +199,7 @@ void runtime_owned_add(const char *path, const char *why)
     free(abs);
 }
 
-const char *runtime_owned_at(size_t i, const char **why)
+const char *lattice_owned_at(size_t i, const char **why)
 {
     if (i >= nowned) return NULL;
     if (why) *why = owned[i].why;
@@ -211,20 +211,20 @@ static void add_below(const char *dir, const char *sub, const char *why)
 {
     if (!dir || dir[0] != '/') return;
     char *p = xasprintf("%s/%s", dir, sub);
-    runtime_owned_add(p, why);
+    lattice_owned_add(p, why);
     free(p);
 }
 
-void runtime_owned_add_defaults(const char *config)
+void lattice_owned_add_defaults(const char *config)
 {
-    char *state = state_path("");
-    if (state) runtime_owned_add(state, WHY_STATE);
+    char *state = fsutil_state_path("");
+    if (state) lattice_owned_add(state, WHY_STATE);
     free(state);
     add_below(getenv("HOME"), ".drun", WHY_CONFIG_DIR);
     add_below(getenv("XDG_CACHE_HOME"), "drun", WHY_CACHE); /* facts.c's cache, when not ~/.cache */
     const char *env = getenv("DRUN_CONFIG");
-    if (env && *env) runtime_owned_add(env, "the config named by $DRUN_CONFIG");
-    if (config && strncmp(config, "builtin:", 8) != 0) runtime_owned_add(config, "the config in force");
+    if (env && *env) lattice_owned_add(env, "the config named by $DRUN_CONFIG");
+    if (config && strncmp(config, "builtin:", 8) != 0) lattice_owned_add(config, "the config in force");
 }
 
 /* The defaults every Linux resolve knows from the facts alone (so that
@@ -238,7 +238,7 @@ static const struct {
 };
 #define N_BELOW_HOME (sizeof owned_below_home / sizeof *owned_below_home)
 
-const char *runtime_owned_default_at(size_t i, const char **why)
+const char *lattice_owned_default_at(size_t i, const char **why)
 {
     if (i >= N_BELOW_HOME) return NULL;
     if (why) *why = owned_below_home[i].why;
@@ -273,7 +273,7 @@ static void add_runtime_owned(resolved_t *r)
     strmap_free(&seen);
 }
 
-bool roots_exempt_from_dark(const roots_t *roots, const char *dark, const char *abs)
+bool lattice_exempt_from_dark(const roots_t *roots, const char *dark, const char *abs)
 {
     if (!roots) return false;
     const char *rt[2] = {roots->workspace, roots->scratch};
@@ -282,7 +282,7 @@ bool roots_exempt_from_dark(const roots_t *roots, const char *dark, const char *
     return false;
 }
 
-resolved_t *policy_resolve(const policy_t *p, const facts_t *f)
+resolved_t *lattice_resolve(const policy_t *p, const facts_t *f)
 {
     resolved_t *r = xcalloc(1, sizeof *r);
     r->pol = p;
@@ -319,11 +319,11 @@ resolved_t *policy_resolve(const policy_t *p, const facts_t *f)
     return r;
 }
 
-rrule_t policy_concretize(resolved_t *r, const rule_t *rule) { return concretize(r, rule); }
+rrule_t lattice_concretize(resolved_t *r, const rule_t *rule) { return concretize(r, rule); }
 
-const char *policy_real_path(const resolved_t *r, const char *path, arena_t *a) { return real_path(r->facts, path, a); }
+const char *lattice_real_path(const resolved_t *r, const char *path, arena_t *a) { return real_path(r->facts, path, a); }
 
-void resolved_free(resolved_t *r)
+void lattice_free(resolved_t *r)
 {
     if (!r) return;
     vec_free(&r->grants);
@@ -332,7 +332,7 @@ void resolved_free(resolved_t *r)
     free(r);
 }
 
-const char *rrule_abs(const rrule_t *r, const roots_t *roots, arena_t *tmp)
+const char *lattice_rule_abs(const rrule_t *r, const roots_t *roots, arena_t *tmp)
 {
     switch (r->base) {
     case PB_WORKSPACE: return roots && roots->workspace ? path_join(roots->workspace, r->path, tmp) : NULL;
@@ -341,16 +341,16 @@ const char *rrule_abs(const rrule_t *r, const roots_t *roots, arena_t *tmp)
     }
 }
 
-bool cap_matches(const rrule_t *c, const roots_t *roots, const char *path, arena_t *tmp)
+bool lattice_cap_matches(const rrule_t *c, const roots_t *roots, const char *path, arena_t *tmp)
 {
-    const char *abs = rrule_abs(c, roots, tmp);
+    const char *abs = lattice_rule_abs(c, roots, tmp);
     if (!abs) return false;
     if (c->rule->kind == RK_RUNTIME)
-        return path_is_under(path, abs) && !roots_exempt_from_dark(roots, abs, path);
+        return path_is_under(path, abs) && !lattice_exempt_from_dark(roots, abs, path);
     return c->glob ? glob_match_prefix(abs, path) : path_is_under(path, abs);
 }
 
-level_t level_of(const resolved_t *r, const roots_t *roots, const char *path, verdict_t *why)
+level_t lattice_level_of(const resolved_t *r, const roots_t *roots, const char *path, verdict_t *why)
 {
     arena_t tmp = ARENA_INIT;
     verdict_t v = {0};
@@ -358,7 +358,7 @@ level_t level_of(const resolved_t *r, const roots_t *roots, const char *path, ve
     unsigned best_depth = 0;
     for (size_t i = 0; i < r->grants.n; i++) {
         const rrule_t *g = &r->grants.v[i];
-        const char *abs = rrule_abs(g, roots, &tmp);
+        const char *abs = lattice_rule_abs(g, roots, &tmp);
         if (!abs || !path_is_under(path, abs)) continue;
         unsigned d = path_depth(abs);
         /* deeper wins; at equal depth (the same path reached from two bases,
@@ -372,7 +372,7 @@ level_t level_of(const resolved_t *r, const roots_t *roots, const char *path, ve
     v.level = v.grant_level;
     for (size_t i = 0; i < r->caps.n; i++) {
         const rrule_t *c = &r->caps.v[i];
-        if (!cap_matches(c, roots, path, &tmp)) continue;
+        if (!lattice_cap_matches(c, roots, path, &tmp)) continue;
         if (v.ncaps < sizeof v.caps / sizeof *v.caps) v.caps[v.ncaps++] = c;
         if (c->level < v.level) v.level = c->level;
     }

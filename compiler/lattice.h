@@ -1,7 +1,7 @@
 /* lattice.h — grants and caps for one target (SPEC §3.4), and level(path):
  * the single source of truth that explain, both backends and the tests use.
  *
- * policy_resolve() turns the IR into concrete rules for a target: built-in
+ * lattice_resolve() turns the IR into concrete rules for a target: built-in
  * rules added (system read set, $PATH dirs, workspace, scratch, [protect]),
  * ~ resolved against the facts' home, symlinks resolved through the facts,
  * macOS firmlinks applied. Session paths (${WORKSPACE}, ${SCRATCH}) stay
@@ -35,15 +35,15 @@ typedef struct resolved {
     VEC(rrule_t) caps;   /* in a stable order (kind, then path) */
 } resolved_t;
 
-resolved_t *policy_resolve(const policy_t *p, const facts_t *f);
-void resolved_free(resolved_t *r);
+resolved_t *lattice_resolve(const policy_t *p, const facts_t *f);
+void lattice_free(resolved_t *r);
 
 /* ---- runtime-owned paths (SPEC §13) ------------------------------------------------------------
  *
  * The files the runtime itself relies on are dark in every Linux sandbox
  * (and the defaults below home in every macOS profile), whatever the
- * grants: policy_resolve adds each as a built-in cap at none
- * (RK_RUNTIME), so level_of() answers "none" for it and everything below it,
+ * grants: lattice_resolve adds each as a built-in cap at none
+ * (RK_RUNTIME), so lattice_level_of() answers "none" for it and everything below it,
  * explain names it, lint warns about a grant that covers it, and every
  * exec-time bwrap plan hides it (an empty read-only tmpfs for a directory,
  * /dev/null for a file, a block for a missing one) and pins its ancestors
@@ -59,7 +59,7 @@ void resolved_free(resolved_t *r);
  *    in force, drun-mcp's --artifacts DIR and --token-file.
  *
  * A session's own workspace and scratch dir inside a runtime-owned dir (drun-
- * mcp's STATE/sessions/ID/...) are not darkened: level_of() and the planner
+ * mcp's STATE/sessions/ID/...) are not darkened: lattice_level_of() and the planner
  * skip a runtime-owned cap for a path inside a session root that lies inside
  * it. */
 
@@ -68,18 +68,18 @@ void resolved_free(resolved_t *r);
  * (symlinks resolved; a relative path taken from the current directory; a
  * missing path as written). Copied. Call before any thread resolves a
  * policy: the registry is read without a lock. */
-void runtime_owned_add(const char *path, const char *why);
+void lattice_owned_add(const char *path, const char *why);
 
 /* The registered paths, in the order added: path i, or NULL past the end. */
-const char *runtime_owned_at(size_t i, const char **why);
+const char *lattice_owned_at(size_t i, const char **why);
 
 /* The defaults below home, as written ("~/.drun"): entry i, or NULL past the end. */
-const char *runtime_owned_default_at(size_t i, const char **why);
+const char *lattice_owned_default_at(size_t i, const char **why);
 
-/* Registers what every host-side caller owns: the state dir (state_path),
+/* Registers what every host-side caller owns: the state dir (fsutil_state_path),
  * ~/.drun, the bwrap probe cache ($XDG_CACHE_HOME/drun), $DRUN_CONFIG when
  * set, and config when not NULL or builtin:. */
-void runtime_owned_add_defaults(const char *config);
+void lattice_owned_add_defaults(const char *config);
 
 /* Concrete session roots for level() and for exec-time planning. */
 typedef struct roots {
@@ -93,7 +93,7 @@ typedef struct roots {
 } roots_t;
 
 /* The absolute path of a rule given the roots (into tmp). */
-const char *rrule_abs(const rrule_t *r, const roots_t *roots, arena_t *tmp);
+const char *lattice_rule_abs(const rrule_t *r, const roots_t *roots, arena_t *tmp);
 
 typedef struct verdict {
     level_t level;           /* min(grant, caps) */
@@ -104,25 +104,25 @@ typedef struct verdict {
 } verdict_t;
 
 /* level(path): path must be absolute and normalised (see path_normalize). */
-level_t level_of(const resolved_t *r, const roots_t *roots, const char *path, verdict_t *why);
+level_t lattice_level_of(const resolved_t *r, const roots_t *roots, const char *path, verdict_t *why);
 
-/* The concrete form of one IR rule for r's target, exactly as policy_resolve
+/* The concrete form of one IR rule for r's target, exactly as lattice_resolve
  * builds it (strings in r's arena). Lint and diff use it for rules that
- * policy_resolve dropped (a second grant on the same path). */
-rrule_t policy_concretize(resolved_t *r, const rule_t *rule);
+ * lattice_resolve dropped (a second grant on the same path). */
+rrule_t lattice_concretize(resolved_t *r, const rule_t *rule);
 
 /* The object an absolute, normalised path names on r's target: firmlinks,
  * merged-/usr links, then the symlinks the facts know (result in a). The
- * form level_of() expects for a path the user typed. */
-const char *policy_real_path(const resolved_t *r, const char *path, arena_t *a);
+ * form lattice_level_of() expects for a path the user typed. */
+const char *lattice_real_path(const resolved_t *r, const char *path, arena_t *a);
 
 /* Does glob rule r (a cap) match path or one of its ancestors? A
  * runtime-owned cap does not match inside a session root that lies inside
  * its path (the session's own dirs under the state dir). */
-bool cap_matches(const rrule_t *c, const roots_t *roots, const char *path, arena_t *tmp);
+bool lattice_cap_matches(const rrule_t *c, const roots_t *roots, const char *path, arena_t *tmp);
 
 /* Is abs (at or below runtime-owned path dark) inside one of the session
  * roots that lie inside dark? Those stay visible to their own sandbox. */
-bool roots_exempt_from_dark(const roots_t *roots, const char *dark, const char *abs);
+bool lattice_exempt_from_dark(const roots_t *roots, const char *dark, const char *abs);
 
 #endif

@@ -60,6 +60,9 @@ void buf_free(buf_t *b);
 /* A typed vector: VEC(int) v = {0}; vec_push(&v, 3); v.v[0], v.n.
  * Elements move on growth: never keep a pointer into v.v across a push. */
 #define VEC(T) struct { T *v; size_t n, cap; }
+/* A vector of owned C strings (an argv being built, paths to remove later):
+ * the holder frees each element, then the vector. */
+typedef VEC(char *) strvec_t;
 #define vec_grow(vp, extra) \
     vec_grow_((void **)&(vp)->v, &(vp)->cap, (vp)->n + (extra), sizeof(*(vp)->v))
 #define vec_push(vp, x) \

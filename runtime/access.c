@@ -1,10 +1,10 @@
-/* access.c — level_of() for the file tools (see access.h).
+/* access.c — lattice_level_of() for the file tools (see access.h).
  *
  * The answer comes from the very resolved policy the sandbox plans its runs
  * from (sandbox_resolved of the policy in force), so a file tool and a
  * command cannot disagree. Workspace and scratch rules stay symbolic until
- * level_of() is given the session's roots. Only a policy loaded without a
- * sandbox (the fuzzing build) is resolved here, over facts_for() this host:
+ * lattice_level_of() is given the session's roots. Only a policy loaded without a
+ * sandbox (the fuzzing build) is resolved here, over compile_facts_for() this host:
  * that result is kept for the policy in force (one slot, replaced on
  * reload; a call still running under an older policy resolves its own).
  */
@@ -36,7 +36,7 @@ static acc_res_t *slot;
 
 static void res_free(acc_res_t *a)
 {
-    resolved_free(a->owned);
+    lattice_free(a->owned);
     facts_free(a->facts);
     lpolicy_release(a->lp);
     free(a);
@@ -52,9 +52,9 @@ static acc_res_t *res_build(lpolicy_t *lp)
     } else {
         char *err = NULL;
         const char *none[2] = {NULL, NULL};
-        a->facts = facts_for(lp->pol, TARGET_LINUX, none, &err);
+        a->facts = compile_facts_for(lp->pol, TARGET_LINUX, none, &err);
         if (a->facts)
-            a->res = a->owned = policy_resolve(lp->pol, a->facts);
+            a->res = a->owned = lattice_resolve(lp->pol, a->facts);
         free(err);
     }
     a->users = 1;
@@ -127,14 +127,14 @@ static void rule_words(tool_call_t *tc, const rule_t *r, buf_t *out)
 {
     if (r->src) {
         tc_where(tc, r->span, out);
-        buf_printf(out, " %s \"%s\"", rule_kind_key(r->kind), r->written);
+        buf_printf(out, " %s \"%s\"", policy_rule_kind_key(r->kind), r->written);
         return;
     }
     switch (r->kind) {
     case RK_WORKSPACE: buf_adds(out, "the session workspace"); return;
     case RK_SCRATCH: buf_adds(out, "the session scratch dir"); return;
     default:
-        buf_printf(out, "%s \"%s\"", r->origin ? r->origin : rule_kind_key(r->kind),
+        buf_printf(out, "%s \"%s\"", r->origin ? r->origin : policy_rule_kind_key(r->kind),
                    r->written);
         return;
     }
@@ -150,20 +150,20 @@ static void verdict_words(tool_call_t *tc, const verdict_t *v, buf_t *out)
             low = v->caps[i];
     if (low) {
         rule_words(tc, low->rule, out);
-        buf_printf(out, " caps it at %s", level_name(low->level));
+        buf_printf(out, " caps it at %s", policy_level_name(low->level));
     } else if (v->grant) {
         rule_words(tc, v->grant->rule, out);
-        buf_printf(out, " grants %s", level_name(v->grant_level));
+        buf_printf(out, " grants %s", policy_level_name(v->grant_level));
     } else {
         buf_adds(out, "no rule grants it");
     }
 }
 
-/* level_of rel, with the verdict. */
+/* lattice_level_of rel, with the verdict. */
 static level_t level_rel(const acc_res_t *a, const where_t *w, const char *rel, verdict_t *v)
 {
     arena_t tmp = ARENA_INIT;
-    level_t l = level_of(a->res, &w->roots, path_join(w->ws, rel, &tmp), v);
+    level_t l = lattice_level_of(a->res, &w->roots, path_join(w->ws, rel, &tmp), v);
     arena_free(&tmp);
     return l;
 }
@@ -172,7 +172,7 @@ static bool refuse(tool_call_t *tc, const char *rel, level_t need, level_t have,
                    const verdict_t *v, buf_t *why)
 {
     buf_printf(why, "Refused by the policy: the sandbox %s \"%s\" (its level there is %s: ",
-               need == LVL_WRITE ? "cannot write" : "cannot read", rel, level_name(have));
+               need == LVL_WRITE ? "cannot write" : "cannot read", rel, policy_level_name(have));
     verdict_words(tc, v, why);
     buf_adds(why, "); the file tools obey the same rules as commands.");
     return false;
@@ -275,7 +275,7 @@ level_t access_level(access_t *a, const char *rel)
  * "**\/.git/hooks": "<abs>/hooks" matches). */
 static bool cap_below(const rrule_t *c, const roots_t *roots, const char *abs, arena_t *tmp)
 {
-    const char *pat = rrule_abs(c, roots, tmp);
+    const char *pat = lattice_rule_abs(c, roots, tmp);
     if (!pat)
         return false;
     if (!c->glob)
@@ -295,7 +295,7 @@ static bool cap_below(const rrule_t *c, const roots_t *roots, const char *abs, a
         if ((size_t)(e - b) != nlen || memcmp(b, name, nlen) || !*e)
             continue;
         const char *below = path_join(abs, e + 1, tmp);
-        if (cap_matches(c, roots, below, tmp))
+        if (lattice_cap_matches(c, roots, below, tmp))
             return true;
     }
     return false;
@@ -354,7 +354,7 @@ static bool placeholder_at(access_t *a, const char *rel, int dirfd, const char *
     const resolved_t *r = a->res->res;
     arena_t tmp = ARENA_INIT;
     const char *abs = path_join(a->w.ws, rel, &tmp);
-    bool ph = level_of(r, &a->w.roots, abs, NULL) < LVL_WRITE;
+    bool ph = lattice_level_of(r, &a->w.roots, abs, NULL) < LVL_WRITE;
     for (size_t i = 0; !ph && S_ISDIR(st->st_mode) && i < r->caps.n; i++) {
         const rrule_t *c = &r->caps.v[i];
         ph = c->level < LVL_WRITE && cap_below(c, &a->w.roots, abs, &tmp);

@@ -1,7 +1,7 @@
 /* access.h — the one decision for every workspace path a tool touches.
  *
  * session_read_file, session_write_file, session_list_files and
- * session_fetch's save_as ask level_of() (compiler/lattice.h), the function
+ * session_fetch's save_as ask lattice_level_of() (compiler/lattice.h), the function
  * the sandbox's mounts are planned from, on the resolved form of the policy
  * in force for the call, with the session's workspace and scratch dir as
  * roots (SPEC §12). What a command inside the sandbox could not read, no tool

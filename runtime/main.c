@@ -198,12 +198,12 @@ static bool install_signals(void)
 
 /* ---- the state dir --------------------------------------------------------------------- */
 
-/* The runner's own default (fsutil.h state_path: /var/lib/drun for root),
+/* The runner's own default (fsutil.h fsutil_state_path: /var/lib/drun for root),
  * so that both name one dir; NULL: not root and no HOME to put it in. */
 static char *default_state_dir(void)
 {
     const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-    if ((xdg && xdg[0] == '/') || geteuid() == 0 || (home && home[0] == '/')) return state_path("");
+    if ((xdg && xdg[0] == '/') || geteuid() == 0 || (home && home[0] == '/')) return fsutil_state_path("");
     return NULL;
 }
 
@@ -259,7 +259,7 @@ out:
 static char *prepare_state_dir(const char *dir)
 {
     /* as root the sandbox user must search it; a failure shows at realpath */
-    mkdirs(dir, geteuid() == 0 ? 0711 : 0700);
+    fsutil_mkdirs(dir, geteuid() == 0 ? 0711 : 0700);
     char real[PATH_MAX];
     if (!realpath(dir, real)) {
         fprintf(stderr, "drun-mcp: state dir %s: %s\n", dir, strerror(errno));
@@ -460,10 +460,10 @@ int main(int argc, char **argv)
         log_warn("cannot become a child subreaper: %s", strerror(errno));
 
     /* the runtime's own files stay dark in every sandbox, whatever the grants (SPEC §13) */
-    runtime_owned_add_defaults(a.config);
-    runtime_owned_add(state, "drun-mcp's state dir (--state-dir)");
-    if (a.artifacts) runtime_owned_add(a.artifacts, "the artifacts drun-mcp serves (--artifacts)");
-    if (a.token_file) runtime_owned_add(a.token_file, "drun-mcp's bearer tokens (--token-file)");
+    lattice_owned_add_defaults(a.config);
+    lattice_owned_add(state, "drun-mcp's state dir (--state-dir)");
+    if (a.artifacts) lattice_owned_add(a.artifacts, "the artifacts drun-mcp serves (--artifacts)");
+    if (a.token_file) lattice_owned_add(a.token_file, "drun-mcp's bearer tokens (--token-file)");
     mcp_opts_t o = {
         .config = a.config,
         .artifacts = a.artifacts,

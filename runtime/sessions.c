@@ -118,7 +118,7 @@ static bool give_to_sandbox(int dfd)
 sessions_t *sessions_new(const char *state_dir, char **err)
 {
     char *root = xasprintf("%s/sessions", state_dir);
-    if (!mkdirs(root, 0700)) {
+    if (!fsutil_mkdirs(root, 0700)) {
         *err = xasprintf("cannot create %s: %s", root, strerror(errno));
         free(root);
         return NULL;

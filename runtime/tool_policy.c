@@ -21,11 +21,11 @@ static void add_runtime_owned(json_t *fs)
 {
     for (int reg = 0; reg < 2; reg++) {
         const char *why, *path;
-        for (size_t i = 0; (path = reg ? runtime_owned_at(i, &why) : runtime_owned_default_at(i, &why)); i++) {
+        for (size_t i = 0; (path = reg ? lattice_owned_at(i, &why) : lattice_owned_default_at(i, &why)); i++) {
             json_t *o = json_object();
-            json_object_set_new(o, "rule", jr_string(rule_kind_key(RK_RUNTIME)));
+            json_object_set_new(o, "rule", jr_string(policy_rule_kind_key(RK_RUNTIME)));
             tc_json_bytes(o, "path", path, strlen(path));
-            json_object_set_new(o, "level", jr_string(level_name(LVL_NONE)));
+            json_object_set_new(o, "level", jr_string(policy_level_name(LVL_NONE)));
             json_object_set_new(o, "cap", json_boolean(true));
             tc_json_bytes(o, "at", why, strlen(why));
             json_array_append_new(fs, o);
@@ -39,7 +39,7 @@ static void add_summary(tool_call_t *tc, json_t *out)
     json_t *pol = jr_add_object(out, "policy");
     json_t *set = jr_add_object(pol, "settings");
     for (int i = 0; i < S_COUNT; i++) {
-        const setting_info_t *si = &setting_table[i];
+        const setting_info_t *si = &policy_settings[i];
         char *key = si->table ? xasprintf("%s.%s", si->table, si->key) : xstrdup(si->key);
         if (si->boolean)
             json_object_set_new(set, key, json_boolean(p->set[i].v != 0));
@@ -58,9 +58,9 @@ static void add_summary(tool_call_t *tc, json_t *out)
     for (size_t i = 0; i < p->rules.n; i++) {
         const rule_t *r = &p->rules.v[i];
         json_t *o = json_object();
-        json_object_set_new(o, "rule", jr_string(rule_kind_key(r->kind)));
+        json_object_set_new(o, "rule", jr_string(policy_rule_kind_key(r->kind)));
         tc_json_bytes(o, "path", r->written ? r->written : "", r->written ? strlen(r->written) : 0);
-        json_object_set_new(o, "level", jr_string(level_name(r->level)));
+        json_object_set_new(o, "level", jr_string(policy_level_name(r->level)));
         json_object_set_new(o, "cap", json_boolean(r->cap));
         buf_t at = BUF_INIT;
         if (r->src)

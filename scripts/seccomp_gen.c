@@ -3,7 +3,7 @@
  * without socket(AF_UNIX) denied), built with libseccomp by
  * seccomp_generate() and checked by its userspace interpreter here, at build
  * time; and the syscall names of both arches, for the disassembly. So
- * seccomp_build() hands out bytes, `drun-policy run` and every drun-mcp
+ * seccomp_program() hands out bytes, `drun-policy run` and every drun-mcp
  * session do not build the same program again (0.3-0.5 ms of a cold
  * process), and neither binary loads libseccomp. A unit test holds the
  * embedded bytes equal to what libseccomp builds now.

@@ -1,4 +1,6 @@
 /* bwrap.h — the Linux backend: a resolved policy → a bubblewrap argument vector.
+ * Planning is bwrap_plan.c's, the text form and the argv bwrap_args.c's, the
+ * evaluator bwrap_eval.c's.
  *
  * One planner serves compile and exec. At compile time (roots NULL) it reads
  * the facts and plans for a fresh, empty workspace and scratch dir given as
@@ -40,10 +42,12 @@ typedef struct bw_residue {
     bool dir; /* a directory (the block is a tmpfs), else an empty file */
 } bw_residue_t;
 
+typedef VEC(bw_residue_t) bw_residues_t;
+
 typedef struct bwrap {
     arena_t arena;
     VEC(bw_op_t) ops;
-    VEC(bw_residue_t) residue; /* exec plans: what to remove afterwards */
+    bw_residues_t residue; /* exec plans: what to remove afterwards */
 } bwrap_t;
 
 /* Limits of the exec-time glob expansion: past them the run is refused
@@ -51,10 +55,17 @@ typedef struct bwrap {
 #define BW_WALK_MAX_ENTRIES 200000
 #define BW_WALK_MAX_DEPTH 64
 
-/* Plans the vector for r (target Linux). roots NULL: compile-time template
- * from the facts. roots set: exec-time plan from the live filesystem.
- * Returns NULL with *err (caller frees) when a rule cannot be enforced (a
- * symlink where a protected path must be, a walk past its limits). */
+/* The backends' shared shape: plans the compile-time template for r
+ * (target Linux), resolved with facts f, into *out (free with bwrap_free).
+ * False, *out NULL, with the reason as an error in diags (no location)
+ * when a rule cannot be enforced. */
+bool bwrap_build(const resolved_t *r, const facts_t *f, diag_list_t *diags, bwrap_t **out);
+
+/* The planner behind bwrap_build, also at exec time. roots NULL: the
+ * compile-time template from the facts. roots set: the exec-time plan from
+ * the live filesystem. Returns NULL with *err (caller frees) when a rule
+ * cannot be enforced (a symlink where a protected path must be, a walk past
+ * its limits). */
 bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err);
 void bwrap_free(bwrap_t *b);
 
@@ -76,13 +87,18 @@ void bwrap_render(const bwrap_t *b, buf_t *out);
 bwrap_t *bwrap_args_parse(const char *text, size_t len, char **err);
 
 /* Substitutes placeholders into concrete arguments, appended to *argv as
- * xstrdup'd strings (argv is a VEC(char *)). A "--setenv NAME ${env:NAME}"
+ * xstrdup'd strings (the caller frees each, then the vector). A "--setenv NAME ${env:NAME}"
  * op whose variable is not in env is dropped; env is "NAME=value" strings,
  * NULL-terminated. A block of a missing file ("--perms 0444 --ro-bind-data
  * ${EMPTY_FD} DEST") becomes "--ro-bind EMPTY_FILE DEST": empty_file is an
  * empty read-only host file, the same for every block, so that no fd need
  * be passed per block and bwrap copies nothing. */
-void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, const char *empty_file, void *argv);
+void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, const char *empty_file, strvec_t *argv);
+
+/* The concrete text of one word: a literal as is, a session path joined to
+ * its root, ${env:NAME} from env ("NAME=value" strings, NULL-terminated;
+ * NULL when unset or env is NULL). Caller frees. */
+char *bwrap_word_value(bw_word_t w, const roots_t *roots, char *const *env);
 
 /* What the mount namespace built by ops exposes path at (absolute, concrete),
  * and the op that decided it. *private_tmp is set when the path is on the

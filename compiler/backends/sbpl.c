@@ -56,7 +56,7 @@ static void regex_literal(buf_t *out, char c)
 /* A byte outside printable ASCII (and not '/'): part of a UTF-8 sequence. */
 #define NA "[^/ -~]"
 
-const char *glob_to_regex(const char *pattern, bool below, arena_t *a)
+const char *sbpl_glob_regex(const char *pattern, bool below, arena_t *a)
 {
     buf_t b = BUF_INIT;
     buf_addc(&b, '^');
@@ -147,10 +147,10 @@ static void render_origin(buf_t *out, const rrule_t *o)
         buf_addc(out, ':');
         buf_addu(out, p.col);
         buf_addc(out, ' ');
-        buf_adds(out, rule_kind_key(r->kind));
+        buf_adds(out, policy_rule_kind_key(r->kind));
     } else {
         if (r->kind == RK_RUNTIME) buf_adds(out, "runtime-owned: "); /* SPEC §13 */
-        buf_adds(out, r->origin ? r->origin : rule_kind_key(r->kind));
+        buf_adds(out, r->origin ? r->origin : policy_rule_kind_key(r->kind));
     }
 }
 
@@ -366,18 +366,6 @@ static bool redundant_builtin(const resolved_t *r, const rrule_t *g)
     return best && best->level == g->level;
 }
 
-/* A deny of an absolute literal path, again as a regex in any case, written
- * before the deny itself: on a case-insensitive volume ~/.SSH is ~/.ssh, and
- * a grant above it would otherwise let the other spelling through. The
- * exact-case subpath after it decides (and explain shows) the path as
- * written; a deeper grant after both re-opens only its own spelling. */
-static void emit_deny_any_case(gen_t *g, const char *guard, unsigned ops, const rrule_t *gr)
-{
-    if (gr->base != PB_ROOT || !strpbrk(gr->path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")) return;
-    emit_if(g, guard, false, ops, SBF_REGEX, PB_ROOT, glob_to_regex(glob_escape(gr->path, &g->s->arena), true, &g->s->arena),
-            gr);
-}
-
 /* The session roots are parameters, so where they sit among the absolute
  * rules is only known when the profile runs. An absolute grant inside the
  * workspace (deny_read ~/project/secrets with the workspace at ~/project) is
@@ -401,13 +389,9 @@ static void emit_inside_sessions(gen_t *g)
         case LVL_WRITE: emit_if(g, p, true, SB_READ | SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr); break;
         case LVL_READ:
             emit_if(g, p, true, SB_READ, SBF_SUBPATH, PB_ROOT, p, gr);
-            emit_deny_any_case(g, p, SB_WRITE, gr);
             emit_if(g, p, false, SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr);
             break;
-        case LVL_NONE:
-            emit_deny_any_case(g, p, SB_READ | SB_WRITE, gr);
-            emit_if(g, p, false, SB_READ | SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr);
-            break;
+        case LVL_NONE: emit_if(g, p, false, SB_READ | SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr); break;
         }
     }
 }
@@ -429,13 +413,10 @@ static void emit_grants(gen_t *g)
             break;
         case LVL_READ:
             emit(g, true, SB_READ, SBF_SUBPATH, gr->base, gr->path, gr);
-            if (parent_may_write(&writes, gr, &g->s->arena)) {
-                emit_deny_any_case(g, NULL, SB_WRITE, gr);
+            if (parent_may_write(&writes, gr, &g->s->arena))
                 emit(g, false, SB_WRITE, SBF_SUBPATH, gr->base, gr->path, gr);
-            }
             break;
         case LVL_NONE:
-            emit_deny_any_case(g, NULL, SB_READ | SB_WRITE, gr);
             emit(g, false, SB_READ | SB_WRITE, SBF_SUBPATH, gr->base, gr->path, gr);
             break;
         }
@@ -537,7 +518,7 @@ static void emit_unlink_ancestors(gen_t *g, const rrule_t *c)
         const char *last = strrchr(prefix, '/');
         if (strcmp(last ? last + 1 : prefix, "**") == 0) continue;
         bool wild = c->glob && glob_has_wildcard(prefix);
-        const char *arg = wild ? glob_to_regex(prefix, false, a) : c->glob ? glob_unescape(prefix, a) : prefix;
+        const char *arg = wild ? sbpl_glob_regex(prefix, false, a) : c->glob ? glob_unescape(prefix, a) : prefix;
         buf_t key = BUF_INIT;
         buf_addc(&key, (char)('0' + c->base));
         buf_addc(&key, wild ? 'r' : 'l');
@@ -558,10 +539,12 @@ static void emit_cap(gen_t *g, const rrule_t *c)
 {
     unsigned ops = c->level == LVL_NONE ? SB_READ | SB_WRITE : SB_WRITE;
     if (c->glob) {
-        emit(g, false, ops, SBF_REGEX, PB_ROOT, glob_to_regex(c->path, true, &g->s->arena), c);
+        emit(g, false, ops, SBF_REGEX, PB_ROOT, sbpl_glob_regex(c->path, true, &g->s->arena), c);
         return;
     }
-    emit_deny_any_case(g, NULL, ops, c);
+    if (c->base == PB_ROOT && strpbrk(c->path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+        emit(g, false, ops, SBF_REGEX, PB_ROOT, sbpl_glob_regex(glob_escape(c->path, &g->s->arena), true, &g->s->arena),
+             c);
     emit(g, false, ops, SBF_SUBPATH, c->base, c->path, c);
 }
 
@@ -605,8 +588,7 @@ static void emit_caps(gen_t *g)
             if (r->caps.v[i].rule->kind == RK_RUNTIME && r->caps.v[i].base == PB_ROOT)
                 emit_dark_exemptions(g, &r->caps.v[i]);
     }
-    section(g, "caps: deny_read globs, deny_write and [protect], each letter in either case (APFS ignores case); "
-               "nothing below can raise them");
+    section(g, "caps: deny_read globs, deny_write and [protect]; nothing below can raise them");
     for (size_t i = 0; i < r->caps.n; i++)
         if (r->caps.v[i].rule->kind != RK_RUNTIME) emit_cap(g, &r->caps.v[i]);
     section(g, "lowered paths cannot be moved away and back: no unlink of them or their ancestors");

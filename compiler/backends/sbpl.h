@@ -56,7 +56,7 @@ level_t sbpl_eval(const sbpl_t *s, const roots_t *roots, const char *path,
 
 /* The regex (ERE, anchored) for an absolute glob pattern: the matched path,
  * and with below everything under it too. Result in a. */
-const char *glob_to_regex(const char *pattern, bool below, arena_t *a);
+const char *sbpl_glob_regex(const char *pattern, bool below, arena_t *a);
 
 /* Appends s as an SBPL string literal; false if s holds a byte that cannot
  * appear in a profile (control characters: rejected earlier, checked again). */

@@ -106,7 +106,7 @@ uint32_t seccomp_audit_arch(seccomp_arch_t arch)
 }
 
 #ifndef DRUN_SECCOMP_GENERATOR
-bool seccomp_build(const seccomp_opts_t *opts, buf_t *out, char **err)
+bool seccomp_program(const seccomp_opts_t *opts, buf_t *out, char **err)
 {
     for (size_t i = 0; i < seccomp_progs_n; i++)
         if (seccomp_progs[i].arch == opts->arch && seccomp_progs[i].allow_unix_sockets == opts->allow_unix_sockets) {

@@ -63,9 +63,20 @@ typedef struct seccomp_opts {
  * The four programs (two arches, with and without AF_UNIX) are generated
  * this way at build time (scripts/seccomp_gen.c) and embedded: this returns
  * those bytes; the binaries do not load libseccomp. */
-bool seccomp_build(const seccomp_opts_t *opts, buf_t *out, char **err);
+bool seccomp_program(const seccomp_opts_t *opts, buf_t *out, char **err);
 
-/* What seccomp_build describes, built with libseccomp now
+/* The backends' shared shape (seccomp_build.c): appends the filter for r's
+ * policy ([network] allow_unix_sockets) on the architecture of facts f
+ * (f->arch), which r was resolved with, to *out. False with an error in
+ * diags (no location), *out left as it was, for an architecture without a
+ * filter. (Struct tags rather than lattice.h: the build-time generator
+ * compiles this header without the policy layer.) */
+struct resolved;
+struct facts;
+struct diag_list;
+bool seccomp_build(const struct resolved *r, const struct facts *f, struct diag_list *diags, buf_t *out);
+
+/* What seccomp_program describes, built with libseccomp now
  * (seccomp_libseccomp.c: the build tool, and the test that the embedded
  * bytes are current). */
 bool seccomp_generate(const seccomp_opts_t *opts, buf_t *out, char **err);

@@ -16,6 +16,8 @@
 
 #include "cli.h"
 #include "compile.h"
+#include "digest.h"
+#include "fsutil.h"
 #include "diff.h"
 #include "jsonr.h"
 #include "jsonw.h"
@@ -33,7 +35,7 @@ static bool read_manifest(const char *dir, recorded_t *r, char **err)
 {
     char *path = xasprintf("%s/policy.json", dir);
     buf_t b = BUF_INIT;
-    bool ok = read_file(path, &b, err);
+    bool ok = fsutil_read_file(path, &b, err);
     json_error_t je;
     json_t *root = ok ? jsonr_load(b.p, b.len, &je) : NULL;
     if (ok && !json_is_object(root)) {
@@ -99,13 +101,13 @@ static bool same_artifact(const char *dir, const char *name, const buf_t *now, b
     if (access(path, F_OK) != 0) {
         buf_printf(out, "%s: missing; the compiler makes it from the config\n", path);
         same = false;
-    } else if (!read_file(path, &old, &err)) {
+    } else if (!fsutil_read_file(path, &old, &err)) {
         buf_printf(out, "%s\n", err);
         free(err);
         same = false;
     } else {
         char *recompiled = xasprintf("%s (recompiled)", name);
-        same = !unified_diff(path, old.p ? old.p : "", old.len, recompiled, now->p ? now->p : "", now->len, out);
+        same = !diff_unified(path, old.p ? old.p : "", old.len, recompiled, now->p ? now->p : "", now->len, out);
         free(recompiled);
     }
     buf_free(&old);
@@ -119,12 +121,12 @@ static bool same_bpf(const char *dir, const buf_t *now, const char *recorded_sha
 {
     char *path = xasprintf("%s/seccomp.bpf", dir);
     char hex[65];
-    sha256_hex(now->p ? now->p : "", now->len, hex);
+    digest_sha256_hex(now->p ? now->p : "", now->len, hex);
     bool same;
     if (access(path, F_OK) == 0) {
         buf_t old = BUF_INIT;
         char *err = NULL;
-        same = read_file(path, &old, &err) && old.len == now->len && (!old.len || memcmp(old.p, now->p, old.len) == 0);
+        same = fsutil_read_file(path, &old, &err) && old.len == now->len && (!old.len || memcmp(old.p, now->p, old.len) == 0);
         if (!same) buf_printf(out, "Binary files %s and seccomp.bpf (recompiled) differ%s%s\n", path, err ? ": " : "",
                               err ? err : "");
         free(err);
@@ -199,7 +201,7 @@ static size_t compare_all(const char *dir, const compiled_t *c, const recorded_t
         check_result_t *x = &v[(*n)++];
         x->name = artifact_names[i];
         x->recorded_sha = rec->sha[i];
-        sha256_hex(now[i]->p ? now[i]->p : "", now[i]->len, x->now_sha);
+        digest_sha256_hex(now[i]->p ? now[i]->p : "", now[i]->len, x->now_sha);
         bool same = i == 4 ? same_bpf(dir, now[i], rec->sha[4], &x->text)
                            : same_artifact(dir, artifact_names[i], now[i], &x->text);
         char *path = xasprintf("%s/%s", dir, artifact_names[i]);

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "compile.h"
+#include "digest.h"
 #include "jsonw.h"
 
 static void print_artifact(const char *name, const buf_t *b, bool header)
@@ -20,7 +21,7 @@ static void print_artifact(const char *name, const buf_t *b, bool header)
 static void json_artifact(jw_t *j, const char *name, const char *target, const buf_t *b, const char *dir)
 {
     char hex[65];
-    sha256_hex(b->p ? b->p : "", b->len, hex);
+    digest_sha256_hex(b->p ? b->p : "", b->len, hex);
     jw_obj(j);
     jw_key(j, "name");
     jw_str(j, name);

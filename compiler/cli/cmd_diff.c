@@ -66,7 +66,7 @@ int cmd_diff(const cli_args_t *a)
     diff_opts_t o = {{a->facts[0], a->facts[1]}, {NULL, NULL}, a->pos[0], a->pos[1]};
     buf_t out = BUF_INIT;
     char *err = NULL;
-    int r = policy_diff(old, new_, &o, a->json, &out, &err);
+    int r = diff_policies(old, new_, &o, a->json, &out, &err);
     if (r < 0) {
         fprintf(stderr, "drun-policy diff: %s\n", err);
         free(err);

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "compile.h"
 #include "explain.h"
+#include "fsutil.h"
 #include "jsonw.h"
 #include "lattice.h"
 
@@ -56,7 +57,7 @@ static bool collect(const cli_args_t *a, queries_t *qs, buf_t *file, char **err)
     for (size_t i = 0; i < 4; i++)
         if (one[i].arg) vec_push(qs, one[i]);
     if (!a->q_file) return true;
-    if (!read_file(strcmp(a->q_file, "-") == 0 ? "/dev/stdin" : a->q_file, file, err)) return false;
+    if (!fsutil_read_file(strcmp(a->q_file, "-") == 0 ? "/dev/stdin" : a->q_file, file, err)) return false;
     if (file->len && memchr(file->p, '\0', file->len)) {
         *err = xasprintf("%s: a NUL byte: --queries takes a text file, one question a line", a->q_file);
         return false;
@@ -86,7 +87,7 @@ int cmd_explain(const cli_args_t *a)
     policy_t *p = cli_load_policy("explain", a->pos[0], &rc);
     /* probing this host: its runtime-owned paths are known (the state dir,
      * this config); with a facts file they would be another host's */
-    if (p && !a->facts[0] && !a->facts[1]) runtime_owned_add_defaults(p->path);
+    if (p && !a->facts[0] && !a->facts[1]) lattice_owned_add_defaults(p->path);
     explain_opts_t o = {{a->facts[0], a->facts[1]}, {NULL, NULL}, a->workspace};
     explain_t *e = p ? explain_new(p, &o, &err) : NULL;
     if (p && !e) {

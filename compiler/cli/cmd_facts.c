@@ -18,7 +18,7 @@ static int emit(const policy_t *p, target_t t, const cli_args_t *a, bool header)
 {
     const char *none[2] = {NULL, NULL};
     char *err = NULL;
-    facts_t *f = facts_for(p, t, none, &err);
+    facts_t *f = compile_facts_for(p, t, none, &err);
     if (!f) {
         fprintf(stderr, "drun-policy facts: %s\n", err);
         free(err);
@@ -27,10 +27,10 @@ static int emit(const policy_t *p, target_t t, const cli_args_t *a, bool header)
     buf_t b = BUF_INIT;
     facts_to_json(f, &b);
     int rc = EXIT_OK;
-    char *name = xasprintf("facts-%s.json", target_name(t));
+    char *name = xasprintf("facts-%s.json", facts_target_name(t));
     if (a->out_dir) {
         char *path = xasprintf("%s/%s", a->out_dir, name);
-        if (!write_atomic(path, b.p, b.len, &err)) {
+        if (!fsutil_write_atomic(path, b.p, b.len, &err)) {
             fprintf(stderr, "drun-policy facts: %s\n", err);
             free(err);
             rc = EXIT_USAGE;
@@ -50,7 +50,7 @@ int cmd_facts(const cli_args_t *a)
 {
     const char *t = a->target ? a->target : "linux";
     bool all = strcmp(t, "all") == 0;
-    if (a->out_dir && !mkdirs(a->out_dir, 0755)) {
+    if (a->out_dir && !fsutil_mkdirs(a->out_dir, 0755)) {
         fprintf(stderr, "drun-policy facts: %s: cannot create: %s\n", a->out_dir, strerror(errno));
         return EXIT_USAGE;
     }

@@ -179,7 +179,7 @@ static bool parse_v6(const char *s, size_t n, char out[INET6_ADDRSTRLEN])
     return inet_pton(AF_INET6, tmp, a) == 1 && inet_ntop(AF_INET6, a, out, INET6_ADDRSTRLEN) != NULL;
 }
 
-bool host_is_ip(const char *h)
+bool domain_host_is_ip(const char *h)
 {
     return h && (strchr(h, ':') || is_dotted_quad(h, strlen(h)));
 }
@@ -285,7 +285,7 @@ static bool normalize_name(const char *host, char **out, char **err)
     return true;
 }
 
-bool host_normalize(const char *host, char **out, char **err)
+bool domain_host_normalize(const char *host, char **out, char **err)
 {
     char v6[INET6_ADDRSTRLEN];
     *out = NULL;
@@ -392,11 +392,11 @@ bool domain_entry_parse(const char *entry, domain_entry_t *out, char **err)
     if (strchr(base, '*'))
         return fail(err, "'%s' has '*' inside a name; write '*.example.com' for every subdomain of example.com, or '*' "
                     "alone for every host", shown_z(entry));
-    if (!host_normalize(base, &norm, &e2)) {
+    if (!domain_host_normalize(base, &norm, &e2)) {
         bool ok = fail(err, "%s", e2 ? e2 : xstrdup("invalid host"));
         return ok;
     }
-    bool ip = host_is_ip(norm);
+    bool ip = domain_host_is_ip(norm);
     if (wild && ip) {
         free(norm);
         return fail(err, "'%s' puts a wildcard over IP addresses; list each address instead (an IP entry matches only "
@@ -416,7 +416,7 @@ void domain_entry_free(domain_entry_t *e)
 
 /* ---- matching -------------------------------------------------------------------- */
 
-/* A host_normalize result: nothing but lower-case name characters (names) or
+/* A domain_host_normalize result: nothing but lower-case name characters (names) or
  * hex digits, ':' and '.' (IPv6), and a numeric last label only in a dotted quad. */
 static bool normal_form(const char *h, size_t n)
 {

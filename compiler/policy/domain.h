@@ -43,12 +43,12 @@ void domain_entry_free(domain_entry_t *e);
  * text ("::ffff:1.2.3.4" stays IPv6). A name whose last label is numeric must be
  * a valid IPv4 address. On success *out is set (caller frees). On failure false
  * with *err (caller frees; may be NULL). */
-bool host_normalize(const char *host, char **out, char **err);
+bool domain_host_normalize(const char *host, char **out, char **err);
 
-/* True when an IP literal: the canonical text host_normalize produces for one. */
-bool host_is_ip(const char *normalized_host);
+/* True when an IP literal: the canonical text domain_host_normalize produces for one. */
+bool domain_host_is_ip(const char *normalized_host);
 
-/* Does entry e allow normalized_host (a host_normalize result)? EXACT and
+/* Does entry e allow normalized_host (a domain_host_normalize result)? EXACT and
  * SUBDOMAINS compare whole labels ("example.com.evil.org" and "evilexample.com"
  * never match "example.com"); IP compares canonical addresses.
  * Decision: "*" covers every host NAME but no IP literal — an IP literal matches

@@ -6,7 +6,7 @@
 
 #include "buf.h"
 
-size_t edit_distance(const char *a, const char *b)
+size_t suggest_distance(const char *a, const char *b)
 {
     size_t n = strlen(a), m = strlen(b);
     if (n > 256 || m > 256) return n > m ? n : m; /* not a typo of a key */
@@ -39,7 +39,7 @@ const char *suggest(const char *word, const char *const *cands)
     const char *best = NULL;
     size_t bestd = limit + 1;
     for (; *cands; cands++) {
-        size_t d = edit_distance(word, *cands);
+        size_t d = suggest_distance(word, *cands);
         if (d < bestd) bestd = d, best = *cands;
     }
     return best;

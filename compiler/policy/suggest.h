@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 /* Optimal-string-alignment distance (Levenshtein plus adjacent swaps). */
-size_t edit_distance(const char *a, const char *b);
+size_t suggest_distance(const char *a, const char *b);
 
 /* The candidate closest to word when it is close enough to be a plausible
  * typo (distance <= max(1, len/3)), else NULL. cands is NULL-terminated;

@@ -122,7 +122,7 @@ static void emit_line(buf_t *out, char sign, line_t l, bool last_no_nl)
     if (last_no_nl) buf_adds(out, "\\ No newline at end of file\n");
 }
 
-bool unified_diff(const char *name_a, const char *a, size_t alen, const char *name_b, const char *b, size_t blen,
+bool diff_unified(const char *name_a, const char *a, size_t alen, const char *name_b, const char *b, size_t blen,
                   buf_t *out)
 {
     if (alen == blen && (alen == 0 || memcmp(a, b, alen) == 0)) return false;
@@ -276,12 +276,12 @@ static void collect_probes(dctx_t *d, target_t t, probes_t *v)
     for (int w = 0; w < 2; w++) {
         const resolved_t *r = d->res[t][w];
         for (size_t i = 0; i < r->grants.n; i++) {
-            const char *abs = rrule_abs(&r->grants.v[i], &d->roots, &d->a);
+            const char *abs = lattice_rule_abs(&r->grants.v[i], &d->roots, &d->a);
             add_probe(d, v, &seen, abs, show(d, t, abs), NULL);
         }
         for (size_t i = 0; i < r->caps.n; i++) {
             const rrule_t *c = &r->caps.v[i];
-            const char *abs = rrule_abs(c, &d->roots, &d->a);
+            const char *abs = lattice_rule_abs(c, &d->roots, &d->a);
             if (!c->glob) {
                 add_probe(d, v, &seen, abs, show(d, t, abs), NULL);
                 continue;
@@ -303,7 +303,7 @@ static void collect_probes(dctx_t *d, target_t t, probes_t *v)
             for (int w2 = 0; w2 < 2; w2++)
                 for (size_t k = 0; k < d->res[t][w2]->grants.n; k++) {
                     const rrule_t *gr = &d->res[t][w2]->grants.v[k];
-                    const char *g = rrule_abs(gr, &d->roots, &d->a);
+                    const char *g = lattice_rule_abs(gr, &d->roots, &d->a);
                     /* the built-in read set is summed up: it is the same in both policies */
                     bool sys = gr->rule->kind == RK_SYSTEM || gr->rule->kind == RK_PATH_DIR;
                     const char *inst = path_join(g, glob_sample(c->path, &d->a) + 1, &d->a);
@@ -378,8 +378,8 @@ static void access_target(dctx_t *d, target_t t, changes_t *cs)
     if (v.n) qsort(v.v, v.n, sizeof *v.v, cmp_probe);
     strmap_t lit = STRMAP_INIT;
     for (size_t i = 0; i < v.n; i++) {
-        v.v[i].from = level_of(d->res[t][0], &d->roots, v.v[i].abs, NULL);
-        v.v[i].to = level_of(d->res[t][1], &d->roots, v.v[i].abs, NULL);
+        v.v[i].from = lattice_level_of(d->res[t][0], &d->roots, v.v[i].abs, NULL);
+        v.v[i].to = lattice_level_of(d->res[t][1], &d->roots, v.v[i].abs, NULL);
         if (!v.v[i].in) strmap_put(&lit, v.v[i].abs, (long)i);
     }
     long *owner = xcalloc(v.n + 1, sizeof *owner);
@@ -608,14 +608,14 @@ static void semantic_free(semantic_t *s)
 
 static const char *qname(setting_id_t id, char *buf, size_t n)
 {
-    const setting_info_t *si = &setting_table[id];
+    const setting_info_t *si = &policy_settings[id];
     snprintf(buf, n, "%s%s%s", si->table ? si->table : "", si->table ? "." : "", si->key);
     return buf;
 }
 
 static void setting_text(const policy_t *a, const policy_t *b, setting_id_t id, buf_t *out)
 {
-    const setting_info_t *si = &setting_table[id];
+    const setting_info_t *si = &policy_settings[id];
     char q[96];
     qname(id, q, sizeof q);
     if (si->boolean) buf_printf(out, "turns %s %s: %s", b->set[id].v ? "on" : "off", q, si->doc);
@@ -728,9 +728,9 @@ static void semantic_json(dctx_t *d, const semantic_t *s, jw_t *j)
         jw_key(j, "path");
         jw_str(j, c->shown);
         jw_key(j, "from");
-        jw_str(j, level_name(c->from));
+        jw_str(j, policy_level_name(c->from));
         jw_key(j, "to");
-        jw_str(j, level_name(c->to));
+        jw_str(j, policy_level_name(c->to));
         jw_key(j, "change");
         jw_str(j, c->to > c->from ? "grants" : "revokes");
         jw_key(j, "text");
@@ -738,7 +738,7 @@ static void semantic_json(dctx_t *d, const semantic_t *s, jw_t *j)
         jw_key(j, "targets");
         jw_arr(j);
         for (int k = 0; k < 2; k++)
-            if (c->on[k]) jw_str(j, target_name((target_t)k));
+            if (c->on[k]) jw_str(j, facts_target_name((target_t)k));
         jw_end(j);
         jw_key(j, "below");
         jw_arr(j);
@@ -767,13 +767,13 @@ static void semantic_json(dctx_t *d, const semantic_t *s, jw_t *j)
         jw_key(j, "key");
         jw_str(j, qname(id, q, sizeof q));
         jw_key(j, "old");
-        if (setting_table[id].boolean) jw_bool(j, a->set[id].v != 0);
+        if (policy_settings[id].boolean) jw_bool(j, a->set[id].v != 0);
         else jw_int(j, a->set[id].v);
         jw_key(j, "new");
-        if (setting_table[id].boolean) jw_bool(j, b->set[id].v != 0);
+        if (policy_settings[id].boolean) jw_bool(j, b->set[id].v != 0);
         else jw_int(j, b->set[id].v);
         jw_key(j, "enforced");
-        jw_bool(j, setting_table[id].enforced);
+        jw_bool(j, policy_settings[id].enforced);
         jw_end(j);
     }
     jw_end(j);
@@ -792,7 +792,7 @@ static void semantic_json(dctx_t *d, const semantic_t *s, jw_t *j)
 /* Linux facts probed for new also learn the paths old names. */
 static void probe_old_paths(dctx_t *d, facts_t *f)
 {
-    resolved_t *r = policy_resolve(d->pol[0], f);
+    resolved_t *r = lattice_resolve(d->pol[0], f);
     VEC(const char *) paths = {0};
     for (size_t i = 0; i < r->grants.n; i++)
         if (r->grants.v[i].base == PB_ROOT) vec_push(&paths, arena_strdup(&d->a, r->grants.v[i].lexical));
@@ -801,7 +801,7 @@ static void probe_old_paths(dctx_t *d, facts_t *f)
     vec_push(&paths, (const char *)NULL);
     facts_probe_paths(f, paths.v);
     vec_free(&paths);
-    resolved_free(r);
+    lattice_free(r);
 }
 
 static bool dctx_init(dctx_t *d, const policy_t *old, const policy_t *new_, const diff_opts_t *o, char **err)
@@ -814,21 +814,21 @@ static bool dctx_init(dctx_t *d, const policy_t *old, const policy_t *new_, cons
             d->facts[t] = o->facts[t];
             continue;
         }
-        if (!(d->facts[t] = facts_for(new_, (target_t)t, o->facts_files, err))) return false;
+        if (!(d->facts[t] = compile_facts_for(new_, (target_t)t, o->facts_files, err))) return false;
         d->own_facts[t] = true;
         bool from_file = false;
         for (int i = 0; i < 2; i++) from_file = from_file || o->facts_files[i];
         if (t == TARGET_LINUX && !from_file) probe_old_paths(d, d->facts[t]);
     }
     for (int t = 0; t < 2; t++)
-        for (int w = 0; w < 2; w++) d->res[t][w] = policy_resolve(d->pol[w], d->facts[t]);
+        for (int w = 0; w < 2; w++) d->res[t][w] = lattice_resolve(d->pol[w], d->facts[t]);
     return true;
 }
 
 static void dctx_free(dctx_t *d)
 {
     for (int t = 0; t < 2; t++) {
-        for (int w = 0; w < 2; w++) resolved_free(d->res[t][w]);
+        for (int w = 0; w < 2; w++) lattice_free(d->res[t][w]);
         if (d->own_facts[t]) facts_free(d->facts[t]);
     }
     arena_free(&d->a);
@@ -837,22 +837,21 @@ static void dctx_free(dctx_t *d)
 /* The artifacts of one side: policy.sb and bwrap.args (empty when they cannot be built). */
 static void artifacts(dctx_t *d, int w, buf_t *sb, buf_t *args)
 {
+    const resolved_t *mac = d->res[TARGET_MACOS][w], *lin = d->res[TARGET_LINUX][w];
     diag_list_t dl = {0};
     sbpl_t *s;
-    sbpl_build(d->res[TARGET_MACOS][w], d->res[TARGET_MACOS][w]->facts, &dl, &s);
-    if (s) buf_add(sb, s->text.p ? s->text.p : "", s->text.len);
+    if (sbpl_build(mac, mac->facts, &dl, &s)) buf_add(sb, s->text.p ? s->text.p : "", s->text.len);
     else buf_adds(sb, ";; policy.sb could not be built\n");
     sbpl_free(s);
     diag_list_free(&dl);
-    char *err = NULL;
-    bwrap_t *b = bwrap_plan(d->res[TARGET_LINUX][w], NULL, &err);
-    if (b) bwrap_render(b, args);
-    else buf_printf(args, "# bwrap.args could not be planned: %s\n", err);
+    bwrap_t *b;
+    if (bwrap_build(lin, lin->facts, &dl, &b)) bwrap_render(b, args);
+    else buf_printf(args, "# bwrap.args could not be planned: %s\n", dl.n ? dl.v[0].msg : "");
     bwrap_free(b);
-    free(err);
+    diag_list_free(&dl);
 }
 
-int policy_diff(const policy_t *old, const policy_t *new_, const diff_opts_t *o, bool json, buf_t *out, char **err)
+int diff_policies(const policy_t *old, const policy_t *new_, const diff_opts_t *o, bool json, buf_t *out, char **err)
 {
     *err = NULL;
     dctx_t d = {0};
@@ -869,7 +868,7 @@ int policy_diff(const policy_t *old, const policy_t *new_, const diff_opts_t *o,
     const char *na = o->name_a ? o->name_a : "old", *nb = o->name_b ? o->name_b : "new";
     for (int k = 0; k < 2; k++) {
         char *ha = xasprintf("%s (%s)", names[k], na), *hb = xasprintf("%s (%s)", names[k], nb);
-        changed |= unified_diff(ha, art[0][k].p ? art[0][k].p : "", art[0][k].len, hb, art[1][k].p ? art[1][k].p : "",
+        changed |= diff_unified(ha, art[0][k].p ? art[0][k].p : "", art[0][k].len, hb, art[1][k].p ? art[1][k].p : "",
                                 art[1][k].len, &udiff[k]);
         free(ha);
         free(hb);

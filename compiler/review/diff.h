@@ -1,6 +1,6 @@
 /* diff.h — `drun-policy diff` and the unified diff `check` prints.
  *
- * policy_diff() says what a change means before it says which lines moved:
+ * diff_policies() says what a change means before it says which lines moved:
  * each access granted or revoked (computed from the two lattices over every
  * path either policy names, their glob instances and the session dirs), each
  * domain, command-list entry, limit, environment variable and protection
@@ -21,7 +21,7 @@
  * of two texts to out, headed "--- name_a" / "+++ name_b". Returns true when
  * the texts differ; appends nothing when they are equal. Texts may be any
  * bytes; a missing final newline is marked as diff(1) does. */
-bool unified_diff(const char *name_a, const char *a, size_t alen, const char *name_b, const char *b, size_t blen,
+bool diff_unified(const char *name_a, const char *a, size_t alen, const char *name_b, const char *b, size_t blen,
                   buf_t *out);
 
 typedef struct diff_opts {
@@ -33,6 +33,6 @@ typedef struct diff_opts {
 /* Compares old and new; appends the report (text, or one JSON object when
  * json) to out. Returns 1 when they differ in meaning or in artifacts, 0
  * when not, -1 with *err (caller frees) when facts cannot be loaded. */
-int policy_diff(const policy_t *old, const policy_t *new_, const diff_opts_t *o, bool json, buf_t *out, char **err);
+int diff_policies(const policy_t *old, const policy_t *new_, const diff_opts_t *o, bool json, buf_t *out, char **err);
 
 #endif

@@ -104,7 +104,7 @@ static bool load_facts(explain_t *e, const explain_opts_t *o, char **err)
     }
     for (int t = 0; t < 2; t++) {
         if (e->facts[t]) continue;
-        if (!(e->facts[t] = facts_for(e->pol, (target_t)t, NULL, err))) return false;
+        if (!(e->facts[t] = compile_facts_for(e->pol, (target_t)t, NULL, err))) return false;
         e->own_facts[t] = true;
         e->facts_from[t] = t == TARGET_LINUX ? "this host (probed)" : "the built-in macOS facts";
     }
@@ -130,7 +130,7 @@ static void make_scratch(explain_t *e)
     const char *base = xdg && *xdg == '/' ? path_join(xdg, "drun/explain", &e->a)
                                           : path_join(e->facts[TARGET_LINUX]->home, ".local/state/drun/explain", &e->a);
     char *tmpl = xasprintf("%s/scratch-XXXXXX", base);
-    mkdirs(base, 0700); /* a failure shows at mkdtemp */
+    fsutil_mkdirs(base, 0700); /* a failure shows at mkdtemp */
     char real[PATH_MAX];
     if (mkdtemp(tmpl)) {
         e->scratch_made = arena_strdup(&e->a, tmpl);
@@ -145,7 +145,7 @@ explain_t *explain_new(const policy_t *p, const explain_opts_t *o, char **err)
     explain_t *e = xcalloc(1, sizeof *e);
     e->pol = p;
     if (!load_facts(e, o, err)) goto fail;
-    for (int t = 0; t < 2; t++) e->res[t] = policy_resolve(p, e->facts[t]);
+    for (int t = 0; t < 2; t++) e->res[t] = lattice_resolve(p, e->facts[t]);
     e->bw_exec = strcmp(e->facts_from[TARGET_LINUX], "this host (probed)") == 0;
     const char *ws = linux_workspace(e, o);
     if (!ws) {
@@ -154,8 +154,8 @@ explain_t *explain_new(const policy_t *p, const explain_opts_t *o, char **err)
     }
     for (int t = 0; t < 2; t++) {
         const char *w = t == TARGET_LINUX ? ws : to_macos(e, ws);
-        e->roots[t].workspace = policy_real_path(e->res[t], w, &e->a);
-        e->roots[t].scratch = policy_real_path(e->res[t], path_join(e->facts[t]->home, EXPLAIN_SCRATCH, &e->a), &e->a);
+        e->roots[t].workspace = lattice_real_path(e->res[t], w, &e->a);
+        e->roots[t].scratch = lattice_real_path(e->res[t], path_join(e->facts[t]->home, EXPLAIN_SCRATCH, &e->a), &e->a);
     }
     if (e->bw_exec) make_scratch(e);
     sbpl_build(e->res[TARGET_MACOS], e->res[TARGET_MACOS]->facts, &e->diags, &e->sbpl);
@@ -170,7 +170,7 @@ void explain_free(explain_t *e)
 {
     if (!e) return;
     for (int t = 0; t < 2; t++) {
-        resolved_free(e->res[t]);
+        lattice_free(e->res[t]);
         if (e->own_facts[t]) facts_free(e->facts[t]);
     }
     sbpl_free(e->sbpl);
@@ -189,7 +189,7 @@ static void rule_text(buf_t *out, const rule_t *r)
 {
     if (r->src) {
         srcpos_t p = source_pos(r->src, r->span.start);
-        buf_printf(out, "%s:%u:%u %s \"%s\"", r->src->name, p.line, p.col, rule_kind_key(r->kind), r->written);
+        buf_printf(out, "%s:%u:%u %s \"%s\"", r->src->name, p.line, p.col, policy_rule_kind_key(r->kind), r->written);
         return;
     }
     switch (r->kind) {
@@ -198,7 +198,7 @@ static void rule_text(buf_t *out, const rule_t *r)
     case RK_SYSTEM: buf_printf(out, "the system read set \"%s\"", r->written); return;
     case RK_PATH_DIR: buf_printf(out, "the $PATH directory \"%s\" (read_path_dirs)", r->written); return;
     case RK_RUNTIME: buf_printf(out, "runtime-owned \"%s\" (%s): hidden whatever the grants", r->written, r->origin); return;
-    default: buf_printf(out, "%s \"%s\"", r->origin ? r->origin : rule_kind_key(r->kind), r->written); return;
+    default: buf_printf(out, "%s \"%s\"", r->origin ? r->origin : policy_rule_kind_key(r->kind), r->written); return;
     }
 }
 
@@ -222,7 +222,7 @@ static void rule_json(jw_t *j, const rule_t *r, level_t lvl)
     jw_obj(j);
     json_at(j, r->src, r->span.start);
     jw_key(j, "key");
-    jw_str(j, r->src || r->kind == RK_RUNTIME ? rule_kind_key(r->kind) : r->origin ? r->origin : rule_kind_key(r->kind));
+    jw_str(j, r->src || r->kind == RK_RUNTIME ? policy_rule_kind_key(r->kind) : r->origin ? r->origin : policy_rule_kind_key(r->kind));
     if (r->kind == RK_RUNTIME) { /* SPEC §13: why the runtime owns it */
         jw_key(j, "why");
         jw_str(j, r->origin);
@@ -230,7 +230,7 @@ static void rule_json(jw_t *j, const rule_t *r, level_t lvl)
     jw_key(j, "value");
     jw_str(j, r->written);
     jw_key(j, "level");
-    jw_str(j, level_name(lvl));
+    jw_str(j, policy_level_name(lvl));
     jw_end(j);
 }
 
@@ -298,7 +298,7 @@ static const char *qpath_on(explain_t *e, target_t t, const qpath_t *q)
 {
     const char *base = q->base == PB_ROOT ? "/" : q->base == PB_HOME ? e->facts[t]->home
                      : q->base == PB_WORKSPACE ? e->roots[t].workspace : e->roots[t].scratch;
-    return policy_real_path(e->res[t], path_join(base, q->rel, &e->a), &e->a);
+    return lattice_real_path(e->res[t], path_join(base, q->rel, &e->a), &e->a);
 }
 
 /* The remount that flips the mount op decided by, if any ("--remount-ro X"). */
@@ -408,7 +408,7 @@ static void eval_target(explain_t *e, target_t t, const qpath_t *q, tanswer_t *a
 {
     memset(a, 0, sizeof *a);
     a->path = qpath_on(e, t, q);
-    level_of(e->res[t], &e->roots[t], a->path, &a->why);
+    lattice_level_of(e->res[t], &e->roots[t], a->path, &a->why);
     if (t == TARGET_MACOS) {
         a->enforced = e->sbpl ? sbpl_eval(e->sbpl, &e->roots[t], a->path, &a->rd, &a->wr) : LVL_NONE;
     } else {
@@ -498,25 +498,25 @@ static void path_text(explain_t *e, bool write, const char *arg, tanswer_t a[2],
 {
     const verdict_t *v = &a[TARGET_LINUX].why;
     buf_printf(out, "%s %s: %s\n", write ? "write" : "read", arg, word(allowed(v->level, write)));
-    buf_printf(out, "  level:  %s (lattice, linux)", level_name(v->level));
-    if (v->level != v->grant_level) buf_printf(out, "; the grant gives %s, a cap lowers it", level_name(v->grant_level));
+    buf_printf(out, "  level:  %s (lattice, linux)", policy_level_name(v->level));
+    if (v->level != v->grant_level) buf_printf(out, "; the grant gives %s, a cap lowers it", policy_level_name(v->grant_level));
     buf_addc(out, '\n');
     buf_adds(out, "  grant:  ");
-    if (v->grant) rule_text(out, v->grant->rule), buf_printf(out, " -> %s", level_name(v->grant->level));
+    if (v->grant) rule_text(out, v->grant->rule), buf_printf(out, " -> %s", policy_level_name(v->grant->level));
     else buf_adds(out, "none: no rule grants this path or a parent, so it is not in the sandbox");
     buf_addc(out, '\n');
     for (unsigned i = 0; i < v->ncaps; i++) {
         buf_adds(out, i ? "          " : "  caps:   ");
         rule_text(out, v->caps[i]->rule);
-        buf_printf(out, " -> at most %s\n", level_name(v->caps[i]->level));
+        buf_printf(out, " -> at most %s\n", policy_level_name(v->caps[i]->level));
     }
     for (int t = 0; t < 2; t++) {
         const tanswer_t *x = &a[t];
         bool ok = allowed(x->enforced, write);
-        buf_printf(out, "  %s:%s %s  %s\n", target_name((target_t)t), t ? "  " : "  ", word(ok), show(e, (target_t)t, x->path));
+        buf_printf(out, "  %s:%s %s  %s\n", facts_target_name((target_t)t), t ? "  " : "  ", word(ok), show(e, (target_t)t, x->path));
         if (strcmp(show(e, (target_t)t, x->path), x->path) != 0) buf_printf(out, "          path %s\n", x->path);
         if (x->why.level != v->level || (x->why.grant && v->grant && x->why.grant->rule->kind != v->grant->rule->kind)) {
-            buf_printf(out, "          lattice on %s: %s (", target_name((target_t)t), level_name(x->why.level));
+            buf_printf(out, "          lattice on %s: %s (", facts_target_name((target_t)t), policy_level_name(x->why.level));
             if (x->why.grant) rule_text(out, x->why.grant->rule);
             else buf_adds(out, "no grant");
             buf_adds(out, ")\n");
@@ -537,7 +537,7 @@ static void path_text(explain_t *e, bool write, const char *arg, tanswer_t a[2],
             for (int i = 0; i < 2; i++)
                 if (lines[i]) buf_printf(out, "          policy.sb:%u: %s\n", nums[i], lines[i]);
         }
-        if (x->differs) buf_printf(out, "          differs from the lattice (%s): %s\n", level_name(x->why.level), x->differs);
+        if (x->differs) buf_printf(out, "          differs from the lattice (%s): %s\n", policy_level_name(x->why.level), x->differs);
     }
 }
 
@@ -547,9 +547,9 @@ static void target_json(explain_t *e, jw_t *j, target_t t, const tanswer_t *x, b
     jw_key(j, "decision");
     jw_str(j, word(allowed(x->enforced, write)));
     jw_key(j, "level");
-    jw_str(j, level_name(x->enforced));
+    jw_str(j, policy_level_name(x->enforced));
     jw_key(j, "lattice");
-    jw_str(j, level_name(x->why.level));
+    jw_str(j, policy_level_name(x->why.level));
     jw_key(j, "path");
     jw_str(j, x->path);
     if (t == TARGET_LINUX) {
@@ -608,7 +608,7 @@ static void path_json(explain_t *e, bool write, const char *arg, tanswer_t a[2],
     jw_key(j, "decision");
     jw_str(j, word(allowed(v->level, write)));
     jw_key(j, "level");
-    jw_str(j, level_name(v->level));
+    jw_str(j, policy_level_name(v->level));
     jw_key(j, "rule");
     if (v->grant) rule_json(j, v->grant->rule, v->grant->level);
     else jw_null(j);
@@ -623,7 +623,7 @@ static void path_json(explain_t *e, bool write, const char *arg, tanswer_t a[2],
     jw_key(j, "targets");
     jw_obj(j);
     for (int t = 0; t < 2; t++) {
-        jw_key(j, target_name((target_t)t));
+        jw_key(j, facts_target_name((target_t)t));
         target_json(e, j, (target_t)t, &a[t], write);
     }
     jw_end(j);
@@ -665,7 +665,7 @@ static void runtime_targets(jw_t *j, bool ok, const char *what)
     jw_key(j, "targets");
     jw_obj(j);
     for (int t = 0; t < 2; t++) {
-        jw_key(j, target_name((target_t)t));
+        jw_key(j, facts_target_name((target_t)t));
         jw_obj(j);
         jw_key(j, "decision");
         jw_str(j, word(ok));
@@ -779,7 +779,7 @@ static void fetch_decide(const policy_t *p, const char *url, fetch_answer_t *f, 
         return;
     }
     char *err = NULL;
-    if (!host_normalize(raw, &f->host, &err)) {
+    if (!domain_host_normalize(raw, &f->host, &err)) {
         f->reason = arena_strdup(a, err ? err : "a host name that cannot be normalised");
         free(err);
         free(raw);
@@ -789,7 +789,7 @@ static void fetch_decide(const policy_t *p, const char *url, fetch_answer_t *f, 
     bool priv_ok = policy_get(p, S_ALLOW_PRIVATE_ADDRESSES) != 0;
     const char *local = netaddr_local_name(f->host);
     netaddr_t ad;
-    if (host_is_ip(f->host) && netaddr_parse(f->host, &ad)) {
+    if (domain_host_is_ip(f->host) && netaddr_parse(f->host, &ad)) {
         netaddr_class_t c = netaddr_classify(&ad, NULL);
         if (c != NETADDR_PUBLIC && !priv_ok) {
             buf_t b = BUF_INIT;
@@ -903,10 +903,10 @@ static void item(buf_t *out, const char *what, const char *from)
 static void grant_from(explain_t *e, const rrule_t *g, buf_t *out)
 {
     const rule_t *r = g->rule;
-    if (r->src) buf_printf(out, "%s, %s", rule_kind_key(r->kind), at(e, r->span, true));
+    if (r->src) buf_printf(out, "%s, %s", policy_rule_kind_key(r->kind), at(e, r->span, true));
     else if (r->kind == RK_WORKSPACE) buf_printf(out, "the session workspace (here %s)", e->roots[TARGET_LINUX].workspace);
     else if (r->kind == RK_SCRATCH) buf_adds(out, "the session scratch dir: HOME and TMPDIR in the sandbox");
-    else buf_adds(out, r->origin ? r->origin : rule_kind_key(r->kind));
+    else buf_adds(out, r->origin ? r->origin : policy_rule_kind_key(r->kind));
 }
 
 static const char *grant_name(explain_t *e, const rrule_t *g)
@@ -933,7 +933,7 @@ static void overview_grants(explain_t *e, buf_t *out, level_t want, const char *
         const rrule_t *g = &r->grants.v[i];
         if (g->rule->kind == RK_SYSTEM || g->rule->kind == RK_PATH_DIR) continue;
         verdict_t v;
-        level_t lvl = level_of(r, &e->roots[TARGET_LINUX], rrule_abs(g, &e->roots[TARGET_LINUX], &e->a), &v);
+        level_t lvl = lattice_level_of(r, &e->roots[TARGET_LINUX], lattice_rule_abs(g, &e->roots[TARGET_LINUX], &e->a), &v);
         if (lvl != want) continue;
         buf_t from = BUF_INIT;
         grant_from(e, g, &from);
@@ -941,8 +941,8 @@ static void overview_grants(explain_t *e, buf_t *out, level_t want, const char *
             const rrule_t *low = NULL;
             for (unsigned k = 0; k < v.ncaps; k++)
                 if (!low || v.caps[k]->level < low->level) low = v.caps[k];
-            if (low) buf_printf(&from, " (gives %s, capped by %s \"%s\")", level_name(g->level),
-                                low->rule->src ? rule_kind_key(low->rule->kind) : low->rule->origin, low->rule->written);
+            if (low) buf_printf(&from, " (gives %s, capped by %s \"%s\")", policy_level_name(g->level),
+                                low->rule->src ? policy_rule_kind_key(low->rule->kind) : low->rule->origin, low->rule->written);
         }
         item(out, grant_name(e, g), buf_cstr(&from));
         buf_free(&from);
@@ -955,7 +955,7 @@ static void overview_grants(explain_t *e, buf_t *out, level_t want, const char *
             if (c->rule->kind == RK_RUNTIME) /* SPEC §13: the runner hides it at every run (Linux) */
                 buf_printf(&from, "runtime-owned, Linux: %s", c->rule->origin);
             else
-                buf_printf(&from, "%s (glob), %s", rule_kind_key(c->rule->kind), at(e, c->rule->span, c->rule->src != NULL));
+                buf_printf(&from, "%s (glob), %s", policy_rule_kind_key(c->rule->kind), at(e, c->rule->span, c->rule->src != NULL));
             item(out, c->rule->kind == RK_RUNTIME ? explain_show_path(r, NULL, c->path, &e->a) : c->rule->written,
                  buf_cstr(&from));
             buf_free(&from);
@@ -976,7 +976,7 @@ static void overview_system(explain_t *e, buf_t *out, target_t t)
     }
     for (size_t i = 0; t == TARGET_LINUX && i < r->facts->root_links.n; i++)
         buf_printf(&sys, " %s->%s", r->facts->root_links.v[i].link, r->facts->root_links.v[i].target);
-    buf_printf(out, "  %-7s system: %s\n", target_name(t), buf_cstr(&sys));
+    buf_printf(out, "  %-7s system: %s\n", facts_target_name(t), buf_cstr(&sys));
     if (pth.len) buf_printf(out, "  %-7s $PATH:  %s\n", "", buf_cstr(&pth));
     buf_free(&sys);
     buf_free(&pth);
@@ -998,7 +998,7 @@ static void overview_protect(explain_t *e, buf_t *out)
     static const setting_id_t prot[] = {S_PROTECT_GIT_HOOKS, S_PROTECT_GIT_CONFIG, S_PROTECT_SHELL_RC,
                                         S_PROTECT_EDITOR_DIRS, S_PROTECT_AGENT_CONFIG};
     for (size_t k = 0; k < sizeof prot / sizeof *prot; k++) {
-        const setting_info_t *si = &setting_table[prot[k]];
+        const setting_info_t *si = &policy_settings[prot[k]];
         buf_t names = BUF_INIT;
         char origin[64];
         snprintf(origin, sizeof origin, "protect.%s", si->key);
@@ -1072,7 +1072,7 @@ static void overview_commands(explain_t *e, buf_t *out)
 
 static bool is_limit(setting_id_t id)
 {
-    return !setting_table[id].boolean;
+    return !policy_settings[id].boolean;
 }
 
 static void overview_limits(explain_t *e, buf_t *out)
@@ -1080,7 +1080,7 @@ static void overview_limits(explain_t *e, buf_t *out)
     const policy_t *p = e->pol;
     section(out, "Limits");
     for (int i = 0; i < S_COUNT; i++) {
-        const setting_info_t *si = &setting_table[i];
+        const setting_info_t *si = &policy_settings[i];
         if (!is_limit((setting_id_t)i) || !si->enforced) continue;
         char key[64], val[64];
         snprintf(key, sizeof key, "%s%s%s", si->table ? si->table : "", si->table ? "." : "", si->key);
@@ -1118,8 +1118,8 @@ static void overview_unenforced(explain_t *e, buf_t *out)
     const policy_t *p = e->pol;
     buf_t b = BUF_INIT;
     for (int i = 0; i < S_COUNT; i++)
-        if (!setting_table[i].enforced && p->set[i].present)
-            buf_printf(&b, "%s%s = %lld", b.len ? ", " : "", setting_table[i].key, (long long)p->set[i].v);
+        if (!policy_settings[i].enforced && p->set[i].present)
+            buf_printf(&b, "%s%s = %lld", b.len ? ", " : "", policy_settings[i].key, (long long)p->set[i].v);
     const toml_value *root = p->doc ? toml_root(p->doc) : NULL;
     static const char *const strs[] = {"mount_overlay_paths", "export_root", "snapshots_dir"};
     for (size_t i = 0; i < 3; i++)
@@ -1137,7 +1137,7 @@ void explain_overview(explain_t *e, buf_t *out)
     buf_printf(out, "Policy %s%s\n", p->path ? p->path : p->src ? p->src->name : "<default>",
                p->is_default ? " (the built-in default policy)" : "");
     for (int t = 0; t < 2; t++)
-        buf_printf(out, "  %-7s facts from %s (home %s); workspace %s\n", target_name((target_t)t), e->facts_from[t],
+        buf_printf(out, "  %-7s facts from %s (home %s); workspace %s\n", facts_target_name((target_t)t), e->facts_from[t],
                    e->facts[t]->home, e->roots[t].workspace);
     buf_printf(out, "  scratch dir: %s (explain's choice; every session gets a fresh one)\n",
                explain_show_path(e->res[TARGET_LINUX], NULL, e->roots[TARGET_LINUX].scratch, &e->a));

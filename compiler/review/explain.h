@@ -3,7 +3,7 @@
  * run CMD, fetch URL?) with the rule that decided it and the artifact lines
  * that enforce it on each target.
  *
- * A path answer has three sources that must agree: the lattice (level_of,
+ * A path answer has three sources that must agree: the lattice (lattice_level_of,
  * the single source of truth), the SBPL profile as sandboxd evaluates it
  * (sbpl_eval), and the mount namespace bwrap builds (bwrap_eval). On Linux
  * the plan is the exec-time plan for the given workspace when the facts are
@@ -50,7 +50,7 @@ bool explain_query(explain_t *e, explain_q_t q, const char *arg, buf_t *text, st
 
 /* The per-target decisions of a path question, for tests and diff. */
 typedef struct explain_levels {
-    level_t lattice[2];  /* level_of, indexed by target_t */
+    level_t lattice[2];  /* lattice_level_of, indexed by target_t */
     level_t enforced[2]; /* bwrap_eval (linux), sbpl_eval (macos) */
     bool explained[2];   /* enforced != lattice for a documented reason */
 } explain_levels_t;

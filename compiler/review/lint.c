@@ -106,13 +106,13 @@ static unsigned line_of(lint_t *l, span_t s) { return source_pos(l->src, s.start
  * a built-in one ("the system read set ('/usr')"). Caller frees. */
 static char *rule_desc(lint_t *l, const rule_t *r)
 {
-    if (r->src) return xasprintf("%s '%s' (line %u)", rule_kind_key(r->kind), r->written, line_of(l, r->span));
+    if (r->src) return xasprintf("%s '%s' (line %u)", policy_rule_kind_key(r->kind), r->written, line_of(l, r->span));
     switch (r->kind) {
     case RK_WORKSPACE: return xstrdup("the session workspace");
     case RK_SCRATCH: return xstrdup("the session scratch dir");
     case RK_PATH_DIR: return xasprintf("the $PATH directory '%s'", r->written);
     case RK_SYSTEM: return xasprintf("the system read set ('%s')", r->written);
-    default: return xasprintf("%s '%s'", r->origin ? r->origin : rule_kind_key(r->kind), r->written);
+    default: return xasprintf("%s '%s'", r->origin ? r->origin : policy_rule_kind_key(r->kind), r->written);
     }
 }
 
@@ -133,7 +133,7 @@ static const char *show(lint_t *l, target_t t, const char *abs)
 
 static const char *key_doc(const key_info_t *k)
 {
-    if (k->kind == KEY_SETTING) return setting_table[k->arg].doc;
+    if (k->kind == KEY_SETTING) return policy_settings[k->arg].doc;
     return k->doc ? k->doc : "";
 }
 
@@ -144,7 +144,7 @@ static void rule_unenforced_keys(lint_t *l, const char *table, const toml_value 
         size_t klen;
         const char *key = toml_key_at(tab, i, &klen);
         if (memchr(key, '\0', klen)) continue;
-        const key_info_t *k = key_find(table, key);
+        const key_info_t *k = keys_find(table, key);
         if (!k) continue; /* unknown-key: a config error */
         const toml_value *v = toml_value_at(tab, i);
         if (k->kind == KEY_TABLE && toml_type_of(v) == TOML_TABLE) rule_unenforced_keys(l, k->key, v);
@@ -153,7 +153,7 @@ static void rule_unenforced_keys(lint_t *l, const char *table, const toml_value 
         finding(l, "unenforced-key", toml_key_span_at(tab, i),
                 "'%s' is accepted for drun compatibility but drun-mcp does not enforce it: %s; remove it, "
                 "or keep it knowing it changes nothing",
-                key_qualified(k, q, sizeof q), key_doc(k));
+                keys_qualified(k, q, sizeof q), key_doc(k));
     }
 }
 
@@ -367,20 +367,20 @@ static void tree_rules(lint_t *l)
 
 /* ---- the resolved rules by path ------------------------------------------------------------------ */
 
-/* level_of() reads every grant and cap; lint asks it a few questions per
+/* lattice_level_of() reads every grant and cap; lint asks it a few questions per
  * rule, which made lint quadratic (4,000 rules: 1.3 s; 10,000: 10 s). The
  * index answers the same questions in time proportional to the path's depth:
  * each rule is filed under its anchor (a grant's or literal cap's path, a
  * glob's literal head), and a question about P gathers the rules filed under
- * P and its ancestors, in their original order, then asks level_of() about
- * those alone, so the answer is level_of()'s own. */
+ * P and its ancestors, in their original order, then asks lattice_level_of() about
+ * those alone, so the answer is lattice_level_of()'s own. */
 typedef struct lindex {
     resolved_t view;       /* res[t] with only the candidates (grants, caps) */
     strmap_t grants, caps; /* anchor -> newest entry of a chain in next_g / next_c */
     VEC(long) next_g, next_c;
     strmap_t below;        /* path -> 1 + the highest grant level at or below it */
     strmap_t at;           /* "base\x01path" -> resolved grant index */
-    strmap_t beaten;       /* "base\x01path" of config grants policy_resolve dropped */
+    strmap_t beaten;       /* "base\x01path" of config grants lattice_resolve dropped */
     strmap_t first_cap;    /* "level base glob\x01path" -> index of the first config cap so written */
     const rrule_t **kept;  /* config rule index -> its resolved grant, or NULL */
     const char **tail;     /* cap index -> for "**" + "/LITERAL" caps, "/LITERAL": a path without it
@@ -391,7 +391,7 @@ typedef struct lindex {
 
 typedef VEC(long) chain_t;
 
-/* "base\x01path": a grant's identity in policy_resolve (into a when given, else b). */
+/* "base\x01path": a grant's identity in lattice_resolve (into a when given, else b). */
 static const char *grant_key(buf_t *b, arena_t *a, path_base_t base, const char *path)
 {
     buf_truncate(b, 0);
@@ -485,7 +485,7 @@ static lindex_t *lindex_build(lint_t *l, target_t t)
     ix->kept = xcalloc(l->pol->rules.n + 1, sizeof *ix->kept);
     for (size_t i = 0; i < r->grants.n; i++) {
         const rrule_t *g = &r->grants.v[i];
-        const char *abs = rrule_abs(g, &l->roots, &l->a);
+        const char *abs = lattice_rule_abs(g, &l->roots, &l->a);
         if (abs) {
             file_under(l, &ix->grants, (chain_t *)&ix->next_g, abs, i);
             raise_t rs = {l, &ix->below, g->level};
@@ -499,7 +499,7 @@ static lindex_t *lindex_build(lint_t *l, target_t t)
     ix->tail = xcalloc(r->caps.n + 1, sizeof *ix->tail);
     for (size_t i = 0; i < r->caps.n; i++) {
         const rrule_t *c = &r->caps.v[i];
-        const char *abs = rrule_abs(c, &l->roots, &l->a);
+        const char *abs = lattice_rule_abs(c, &l->roots, &l->a);
         if (abs) file_under(l, &ix->caps, (chain_t *)&ix->next_c, c->glob ? glob_literal_prefix(abs, &l->a) : abs, i);
         /* the [protect] patterns and "**" + "/NAME" entries: every path is
          * a candidate, and a glob match per question was most of lint's time */
@@ -509,10 +509,10 @@ static lindex_t *lindex_build(lint_t *l, target_t t)
     for (size_t i = 0; i < l->pol->rules.n; i++) {
         const rule_t *o = &l->pol->rules.v[i];
         if (o->cap) {
-            const char *key = cap_key(&k, &l->a, policy_concretize(r, o));
+            const char *key = cap_key(&k, &l->a, lattice_concretize(r, o));
             if (strmap_get(&ix->first_cap, key) < 0) strmap_put(&ix->first_cap, key, (long)i);
         } else if (!ix->kept[i]) {
-            rrule_t c = policy_concretize(r, o);
+            rrule_t c = lattice_concretize(r, o);
             strmap_put(&ix->beaten, grant_key(&k, &l->a, c.base, c.path), 1);
         }
     }
@@ -540,7 +540,7 @@ static void lindex_free(lindex_t *ix)
     free(ix);
 }
 
-/* level_of(res[t], roots, path, why), from the index. */
+/* lattice_level_of(res[t], roots, path, why), from the index. */
 static level_t lint_level(lint_t *l, target_t t, const char *path, verdict_t *why)
 {
     lindex_t *ix = l->ix[t];
@@ -564,7 +564,7 @@ static level_t lint_level(lint_t *l, target_t t, const char *path, verdict_t *wh
     ix->cand.n = keep;
     ix->view.caps.n = keep;
     verdict_t v;
-    level_t lvl = level_of(&ix->view, &l->roots, path, &v);
+    level_t lvl = lattice_level_of(&ix->view, &l->roots, path, &v);
     /* point back into res[t]: callers compare rules by address */
     if (v.grant) v.grant = &r->grants.v[gi[v.grant - ix->view.grants.v]];
     for (unsigned i = 0; i < v.ncaps; i++) v.caps[i] = &r->caps.v[ix->cand.v[v.caps[i] - ix->view.caps.v]];
@@ -581,7 +581,7 @@ static long level_below(lint_t *l, target_t t, const char *path)
 
 /* ---- lattice rules: they need the policy and the facts ------------------------------------------------ */
 
-/* The resolved grant of config rule ru, or NULL when policy_resolve dropped it. */
+/* The resolved grant of config rule ru, or NULL when lattice_resolve dropped it. */
 static const rrule_t *kept_grant(lint_t *l, target_t t, const rule_t *ru)
 {
     return l->ix[t]->kept[ru - l->pol->rules.v];
@@ -604,11 +604,11 @@ static const rrule_t *lowest_cap(const verdict_t *v)
     return best;
 }
 
-/* A grant policy_resolve dropped: another grant on the same path won. */
+/* A grant lattice_resolve dropped: another grant on the same path won. */
 static void dropped_grant(lint_t *l, target_t t, const rule_t *ru)
 {
     resolved_t *r = l->res[t];
-    rrule_t c = policy_concretize(r, ru);
+    rrule_t c = lattice_concretize(r, ru);
     const rrule_t *w = grant_at(l, t, c.base, c.path);
     if (!w) return;
     char *wd = rule_desc(l, w->rule);
@@ -618,25 +618,25 @@ static void dropped_grant(lint_t *l, target_t t, const rule_t *ru)
     const char *via = "";
     char *resolved = NULL;
     if (w->rule->src && !same_ir && c.base == PB_ROOT) {
-        resolved = xasprintf(" (both are %s on %s)", show(l, t, c.path), target_name(t));
+        resolved = xasprintf(" (both are %s on %s)", show(l, t, c.path), facts_target_name(t));
         via = resolved;
     }
     if (w->level == ru->level && w->rule->src)
         finding(l, "duplicate-rule", ru->span, "'%s' in %s names the same path as %s%s; remove one",
-                ru->written, rule_kind_key(ru->kind), wd, via);
+                ru->written, policy_rule_kind_key(ru->kind), wd, via);
     else if (w->level == ru->level)
         finding(l, "redundant-rule", ru->span, "'%s' in %s changes nothing: %s already gives %s there; remove it",
-                ru->written, rule_kind_key(ru->kind), wd, level_name(w->level));
+                ru->written, policy_rule_kind_key(ru->kind), wd, policy_level_name(w->level));
     else
         finding(l, "shadowed-rule", ru->span,
                 "'%s' in %s never decides: %s names the same path%s with %s, and of two grants on one path the "
                 "lower wins; remove one of them",
-                ru->written, rule_kind_key(ru->kind), wd, via, level_name(w->level));
+                ru->written, policy_rule_kind_key(ru->kind), wd, via, policy_level_name(w->level));
     free(wd);
     free(resolved);
 }
 
-/* Did policy_resolve drop another config grant in favour of g (same path)? */
+/* Did lattice_resolve drop another config grant in favour of g (same path)? */
 static bool beat_another(lint_t *l, target_t t, const rrule_t *g)
 {
     buf_t k = BUF_INIT;
@@ -653,7 +653,7 @@ static void check_grant(lint_t *l, target_t t, const rule_t *ru)
         dropped_grant(l, t, ru);
         return;
     }
-    const char *abs = rrule_abs(g, &l->roots, &l->a);
+    const char *abs = lattice_rule_abs(g, &l->roots, &l->a);
     verdict_t at, up = {0};
     lint_level(l, t, abs, &at);
     const char *parent = parent_of(abs, &l->a);
@@ -664,12 +664,12 @@ static void check_grant(lint_t *l, target_t t, const rule_t *ru)
         if (at.level == LVL_NONE || at.level <= up.level)
             finding(l, "shadowed-rule", ru->span,
                     "'%s' in %s never decides: %s caps it at %s; remove the grant, or narrow the cap",
-                    ru->written, rule_kind_key(ru->kind), cd, level_name(at.level));
+                    ru->written, policy_rule_kind_key(ru->kind), cd, policy_level_name(at.level));
         else
             finding(l, "shadowed-rule", ru->span,
                     "'%s' in %s gives %s, not %s: %s caps it (caps are never raised by a deeper grant); use "
-                    "allow_read, or narrow the cap", ru->written, rule_kind_key(ru->kind), level_name(at.level),
-                    level_name(g->level), cd);
+                    "allow_read, or narrow the cap", ru->written, policy_rule_kind_key(ru->kind), policy_level_name(at.level),
+                    policy_level_name(g->level), cd);
         free(cd);
         return;
     }
@@ -677,13 +677,13 @@ static void check_grant(lint_t *l, target_t t, const rule_t *ru)
     if (up.grant) {
         char *gd = rule_desc(l, up.grant->rule);
         finding(l, "redundant-rule", ru->span, "'%s' in %s changes nothing: %s already gives %s there; remove it",
-                ru->written, rule_kind_key(ru->kind), gd, level_name(g->level));
+                ru->written, policy_rule_kind_key(ru->kind), gd, policy_level_name(g->level));
         free(gd);
     } else {
         finding(l, "redundant-rule", ru->span,
                 "'%s' in %s changes nothing: nothing above it grants access, and a path without a grant is already "
                 "hidden; remove it (or keep it as documentation and suppress this note)",
-                ru->written, rule_kind_key(ru->kind));
+                ru->written, policy_rule_kind_key(ru->kind));
     }
 }
 
@@ -699,7 +699,7 @@ static bool above_level_near(lint_t *l, target_t t, const char *abs, level_t lvl
 static void check_cap(lint_t *l, target_t t, const rule_t *ru, size_t idx)
 {
     resolved_t *r = l->res[t];
-    rrule_t c = policy_concretize(r, ru);
+    rrule_t c = lattice_concretize(r, ru);
     buf_t key = BUF_INIT;
     long first = strmap_get(&l->ix[t]->first_cap, cap_key(&key, NULL, c));
     buf_free(&key);
@@ -707,18 +707,18 @@ static void check_cap(lint_t *l, target_t t, const rule_t *ru, size_t idx)
         const rule_t *o = &l->pol->rules.v[first];
         char *od = rule_desc(l, o);
         finding(l, "duplicate-rule", ru->span, "'%s' in %s names the same path as %s; remove one", ru->written,
-                rule_kind_key(ru->kind), od);
+                policy_rule_kind_key(ru->kind), od);
         free(od);
         return;
     }
-    const char *where = rrule_abs(&c, &l->roots, &l->a);
+    const char *where = lattice_rule_abs(&c, &l->roots, &l->a);
     if (c.glob) where = glob_literal_prefix(where, &l->a);
     if (strcmp(where, "/") == 0 || above_level_near(l, t, where, ru->level)) return;
     bool rd = ru->level == LVL_NONE;
     finding(l, "redundant-rule", ru->span,
             "'%s' in %s changes nothing: nothing at or below %s is %s; remove it (or keep it for a later grant "
             "and suppress this note)",
-            ru->written, rule_kind_key(ru->kind), show(l, t, where), rd ? "readable" : "writable");
+            ru->written, policy_rule_kind_key(ru->kind), show(l, t, where), rd ? "readable" : "writable");
 }
 
 static void rule_path_rules(lint_t *l, target_t t)
@@ -777,7 +777,7 @@ static void rule_secrets(lint_t *l)
     for (int t = 0; t < 2; t++) {
         resolved_t *r = l->res[t];
         for (const char *const *s = home_secrets; *s; s++) {
-            const char *p = policy_real_path(r, path_join(r->facts->home, *s, &l->a), &l->a);
+            const char *p = lattice_real_path(r, path_join(r->facts->home, *s, &l->a), &l->a);
             verdict_t v;
             if (lint_level(l, (target_t)t, p, &v) >= LVL_READ && v.grant && v.grant->rule->src)
                 expose(l, &ex, v.grant->rule, path_join("~", *s, &l->a));
@@ -803,7 +803,7 @@ static void rule_secrets(lint_t *l)
         if (what[i].len)
             finding(l, "secret-readable", ru->span,
                     "'%s' in %s makes credentials readable: %s; add them to [filesystem] deny_read", ru->written,
-                    rule_kind_key(ru->kind), buf_cstr(&what[i]));
+                    policy_rule_kind_key(ru->kind), buf_cstr(&what[i]));
         buf_free(&what[i]);
     }
     free(what);
@@ -842,8 +842,8 @@ static void rule_system_dirs(lint_t *l)
         const facts_t *f = r->facts;
         VEC(const char *) sys = {0};
         vec_push(&sys, "/");
-        for (size_t i = 0; i < f->system_read.n; i++) vec_push(&sys, policy_real_path(r, f->system_read.v[i], &l->a));
-        for (size_t i = 0; i < f->path_dirs.n; i++) vec_push(&sys, policy_real_path(r, f->path_dirs.v[i], &l->a));
+        for (size_t i = 0; i < f->system_read.n; i++) vec_push(&sys, lattice_real_path(r, f->system_read.v[i], &l->a));
+        for (size_t i = 0; i < f->path_dirs.n; i++) vec_push(&sys, lattice_real_path(r, f->path_dirs.v[i], &l->a));
         for (size_t i = 0; i < r->grants.n; i++) {
             const rrule_t *g = &r->grants.v[i];
             if (!g->rule->src || g->level != LVL_WRITE || g->base != PB_ROOT) continue;
@@ -863,7 +863,7 @@ static void rule_system_dirs(lint_t *l)
                         "'%s' in %s makes %s writable: the host runs programs from there (a system or $PATH "
                         "directory), so a program planted by the sandbox runs outside it; narrow the grant, or add "
                         "the directory to deny_write",
-                        g->rule->written, rule_kind_key(g->rule->kind), buf_cstr(&hit));
+                        g->rule->written, policy_rule_kind_key(g->rule->kind), buf_cstr(&hit));
             buf_free(&hit);
         }
         vec_free(&sys);
@@ -898,7 +898,7 @@ static void rule_runtime_owned(lint_t *l)
                     "'%s' in %s covers %s, which the runtime owns (its state, config or caches): the sandbox never "
                     "sees them, whatever the grants, so that it cannot change what the runtime trusts; narrow the "
                     "grant, or keep it and know that these stay hidden",
-                    g->rule->written, rule_kind_key(g->rule->kind), buf_cstr(&hit));
+                    g->rule->written, policy_rule_kind_key(g->rule->kind), buf_cstr(&hit));
         buf_free(&hit);
     }
     vec_free(&owned);
@@ -919,7 +919,7 @@ static void rule_session_dirs(lint_t *l)
             if (!why) continue;
             finding(l, "workspace-not-writable", why->span,
                     "'%s' in %s makes %s %s: the agent cannot do its work there; remove it, or name the paths "
-                    "below it to protect", why->written, rule_kind_key(why->kind), names[k],
+                    "below it to protect", why->written, policy_rule_kind_key(why->kind), names[k],
                     v.level == LVL_NONE ? "hidden" : "read-only");
         }
     }
@@ -946,7 +946,7 @@ static void rule_missing_denies(lint_t *l)
         const rule_t *ru = &l->pol->rules.v[i];
         if (ru->path.glob || (ru->kind != RK_DENY_READ && ru->kind != RK_DENY_WRITE)) continue;
         if (ru->path.base == PB_WORKSPACE || ru->path.base == PB_SCRATCH) continue; /* made fresh per session */
-        rrule_t c = policy_concretize(r, ru);
+        rrule_t c = lattice_concretize(r, ru);
         const char *miss = first_missing(l, r->facts, c.path);
         if (!miss) continue;
         const char *parent = parent_of(miss, &l->a);
@@ -1321,9 +1321,9 @@ static bool load_facts(lint_t *l, const lint_opts_t *o, char **err)
 {
     for (int t = 0; t < 2; t++) {
         if (o->facts[t]) l->facts[t] = o->facts[t];
-        else if ((l->own_facts[t] = true), !(l->facts[t] = facts_for(l->pol, (target_t)t, o->facts_files, err)))
+        else if ((l->own_facts[t] = true), !(l->facts[t] = compile_facts_for(l->pol, (target_t)t, o->facts_files, err)))
             return false;
-        l->res[t] = policy_resolve(l->pol, l->facts[t]);
+        l->res[t] = lattice_resolve(l->pol, l->facts[t]);
     }
     return true;
 }
@@ -1353,7 +1353,7 @@ bool lint_run(source_t *src, const lint_opts_t *o, lint_report_t *out, char **er
     diag_keep_source(&out->findings, src);
     vec_free(&s);
     for (int t = 0; t < 2; t++) {
-        resolved_free(l.res[t]);
+        lattice_free(l.res[t]);
         if (l.own_facts[t]) facts_free(l.facts[t]);
     }
     policy_free(l.pol);

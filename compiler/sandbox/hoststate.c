@@ -93,7 +93,7 @@ static int open_state_locked(char **err)
 {
     if (state_fd >= 0) return state_fd;
     const char *trusted, *below;
-    state_base(&trusted, &below);
+    fsutil_state_base(&trusted, &below);
     /* a root caller's sandbox user must reach run/scratch (its mount
      * point) by name: search, not list */
     mode_t mode = hs_ident()->drop ? 0711 : 0700;
@@ -101,7 +101,7 @@ static int open_state_locked(char **err)
     int fd = top >= 0 ? walk_dirs(top, below, mode) : -1;
     int saved = errno;
     if (top >= 0) close(top);
-    char *path = state_path("");
+    char *path = fsutil_state_path("");
     if (fd < 0) {
         *err = xasprintf("state dir %s: %s", path, strerror(saved));
     } else if (!check_owned(fd, path, geteuid(), err) || (mode == 0711 && fchmod(fd, 0711) != 0)) {
@@ -135,7 +135,7 @@ char *sandbox_run_scratch(char **err)
     int fd = hs_subdir("run/scratch", err);
     if (fd < 0) return NULL;
     close(fd);
-    return state_path("run/scratch");
+    return fsutil_state_path("run/scratch");
 }
 
 /* ---- the empty file ------------------------------------------------------------------------------------------ */

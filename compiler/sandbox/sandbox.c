@@ -93,7 +93,7 @@ sandbox_t *sandbox_new(const policy_t *p, const facts_t *f, diag_list_t *diags, 
         *err = xasprintf("no seccomp filter for architecture '%s'", s->facts->arch);
         goto fail;
     }
-    if (!seccomp_build(&so, &s->seccomp, err)) goto fail;
+    if (!seccomp_program(&so, &s->seccomp, err)) goto fail;
     if (!finish_new(s, err)) goto fail;
     return s;
 fail:

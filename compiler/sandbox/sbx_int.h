@@ -18,7 +18,6 @@
 #include "bwrap.h"
 #include "sandbox.h"
 
-typedef VEC(char *) strvec_t;
 void sbx_free_strvec(strvec_t *v);
 
 struct sandbox {

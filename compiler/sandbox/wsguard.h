@@ -11,7 +11,7 @@
 /* Why the canonical (realpath) workspace ws is too broad, as a phrase that
  * completes "the workspace %s is ..." ("your home directory $HOME"), or NULL
  * when it is a normal directory. home and state are the paths to compare
- * against (the caller passes $HOME and state_path("")); each is canonicalized
+ * against (the caller passes $HOME and fsutil_state_path("")); each is canonicalized
  * here through its longest existing ancestor, so a state dir not made yet
  * still counts. Caller frees the result. */
 char *wsguard_reason(const char *ws, const char *home, const char *state);

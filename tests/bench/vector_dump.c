@@ -45,7 +45,7 @@ int main(int argc, char **argv)
     buf_t bpf = BUF_INIT;
     seccomp_opts_t so = {SECCOMP_X86_64, false};
     seccomp_arch_from_name(sandbox_policy(s) ? "x86_64" : "x86_64", &so.arch);
-    if (!seccomp_build(&so, &bpf, &err)) return 1;
+    if (!seccomp_program(&so, &bpf, &err)) return 1;
     f = fopen(argv[5], "wb");
     fwrite(bpf.p, 1, bpf.len, f);
     fclose(f);

@@ -29,16 +29,16 @@ static char *cat(const char *a, const char *b)
 static void check_host(const char *h)
 {
     char *n = NULL, *err = NULL;
-    if (!host_normalize(h, &n, &err)) {
+    if (!domain_host_normalize(h, &n, &err)) {
         REQUIRE(err && *err && n == NULL);
         free(err);
         return;
     }
     REQUIRE(err == NULL && n && *n);
     char *again = NULL;
-    REQUIRE(host_normalize(n, &again, NULL) && !strcmp(again, n)); /* idempotent */
+    REQUIRE(domain_host_normalize(n, &again, NULL) && !strcmp(again, n)); /* idempotent */
     domain_entry_t all = {DOMAIN_ALL, (char *)"*"};
-    REQUIRE(domain_match(&all, n) == !host_is_ip(n));
+    REQUIRE(domain_match(&all, n) == !domain_host_is_ip(n));
     free(again);
     free(n);
 }
@@ -71,7 +71,7 @@ static void check_entry(const char *text, const char *h)
     case DOMAIN_SUBDOMAINS: {
         REQUIRE(!domain_match(&e, e.pattern));
         char *sub = cat("a.", e.pattern), *n = NULL;
-        if (host_normalize(sub, &n, NULL)) REQUIRE(domain_match(&e, n));
+        if (domain_host_normalize(sub, &n, NULL)) REQUIRE(domain_match(&e, n));
         free(n);
         free(sub);
         break;
@@ -80,9 +80,9 @@ static void check_entry(const char *text, const char *h)
         break;
     }
     char *n = NULL;
-    if (h && host_normalize(h, &n, NULL)) {
+    if (h && domain_host_normalize(h, &n, NULL)) {
         bool m = domain_match(&e, n);
-        if (host_is_ip(n) && m) REQUIRE(e.kind == DOMAIN_IP && !strcmp(n, e.pattern));
+        if (domain_host_is_ip(n) && m) REQUIRE(e.kind == DOMAIN_IP && !strcmp(n, e.pattern));
         if (e.kind == DOMAIN_EXACT) REQUIRE(m == !strcmp(n, e.pattern));
     }
     free(n);

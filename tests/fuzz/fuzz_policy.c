@@ -1,6 +1,6 @@
 /* fuzz_policy.c — libFuzzer harness for the review pipeline: a config's
  * bytes → lint (every renderer) → policy_build → resolve with fixed facts →
- * sbpl_build + bwrap_plan (the template) → explain (overview and a few
+ * sbpl_build + bwrap_build (the template) → explain (overview and a few
  * questions) → diff against itself and against the default.
  *
  * Beyond "no crash, no leak": every lint finding names a rule of the
@@ -128,9 +128,9 @@ static void fuzz_diff(const policy_t *p)
     diff_opts_t o = {{NULL, NULL}, {facts[0], facts[1]}, "a.toml", "b.toml"};
     buf_t out = BUF_INIT;
     char *err = NULL;
-    REQUIRE(policy_diff(p, p, &o, false, &out, &err) == 0); /* nothing changed */
+    REQUIRE(diff_policies(p, p, &o, false, &out, &err) == 0); /* nothing changed */
     policy_t *def = policy_default();
-    REQUIRE(policy_diff(def, p, &o, true, &out, &err) >= 0);
+    REQUIRE(diff_policies(def, p, &o, true, &out, &err) >= 0);
     policy_free(def);
     buf_free(&out);
 }
@@ -144,20 +144,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     diag_list_free(&d);
     if (!p) return 0;
     for (int t = 0; t < 2; t++) {
-        resolved_t *r = policy_resolve(p, facts[t]);
+        resolved_t *r = lattice_resolve(p, facts[t]);
         diag_list_t dd = {0};
-        char *err = NULL;
         if (t == TARGET_MACOS) {
             sbpl_t *s;
             sbpl_build(r, r->facts, &dd, &s);
             sbpl_free(s);
         } else {
-            bwrap_t *b = bwrap_plan(r, NULL, &err);
-            free(err);
+            bwrap_t *b;
+            bwrap_build(r, r->facts, &dd, &b);
             bwrap_free(b);
         }
         diag_list_free(&dd);
-        resolved_free(r);
+        lattice_free(r);
     }
     fuzz_explain(p);
     fuzz_diff(p);

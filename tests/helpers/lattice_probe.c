@@ -2,11 +2,11 @@
  *
  * For each absolute path on stdin (one per line) prints one line
  *   LATTICE SBPL BWRAP PATH
- * where LATTICE is level_of() (lattice.h), SBPL is sbpl_eval() on the
+ * where LATTICE is lattice_level_of() (lattice.h), SBPL is sbpl_eval() on the
  * structured profile sbpl_build() makes from the same resolved policy, and
  * BWRAP is bwrap_eval() on a bwrap plan ("-" when no plan was asked for).
  * LATTICE and SBPL are asked about the object the path names on the target
- * (policy_real_path: firmlinks, merged-/usr links, the symlinks the facts
+ * (lattice_real_path: firmlinks, merged-/usr links, the symlinks the facts
  * know), as the kernel resolves a path before a sandbox rule sees it; BWRAP
  * about the path as written, since bwrap_eval() follows the sandbox's own
  * symlinks and a host symlink exists inside only where its directory is
@@ -77,16 +77,16 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *files[2] = {facts_file, NULL};
-    facts_t *f = facts_for(p, target, files, &err);
+    facts_t *f = compile_facts_for(p, target, files, &err);
     if (!f) {
         fprintf(stderr, "lattice-probe: facts: %s\n", err);
         return 2;
     }
     if (f->target != target) {
-        fprintf(stderr, "lattice-probe: the facts are for %s\n", target_name(f->target));
+        fprintf(stderr, "lattice-probe: the facts are for %s\n", facts_target_name(f->target));
         return 2;
     }
-    resolved_t *r = policy_resolve(p, f);
+    resolved_t *r = lattice_resolve(p, f);
     sbpl_t *s;
     if (!sbpl_build(r, f, &d, &s)) {
         fprintf(stderr, "lattice-probe: sbpl_build failed\n");
@@ -112,16 +112,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "lattice-probe: not an absolute path: %s\n", line);
             return 2;
         }
-        const char *real = policy_real_path(r, path, &a);
-        level_t lv = level_of(r, &roots, real, NULL);
+        const char *real = lattice_real_path(r, path, &a);
+        level_t lv = lattice_level_of(r, &roots, real, NULL);
         level_t sv = sbpl_eval(s, &roots, real, NULL, NULL);
-        printf("%s %s %s %s\n", level_name(lv), level_name(sv), b ? level_name(bwrap_eval(b, &roots, path, NULL, NULL)) : "-",
+        printf("%s %s %s %s\n", policy_level_name(lv), policy_level_name(sv), b ? policy_level_name(bwrap_eval(b, &roots, path, NULL, NULL)) : "-",
                line);
     }
     arena_free(&a);
     bwrap_free(b);
     sbpl_free(s);
-    resolved_free(r);
+    lattice_free(r);
     facts_free(f);
     policy_free(p);
     diag_list_free(&d);

@@ -1,5 +1,5 @@
 /* seccomp_probe.c — the real-kernel half of the seccomp tests (the other half
- * is bpf_run in test_seccomp.c). `emit` writes the program seccomp_build
+ * is bpf_run in test_seccomp.c). `emit` writes the program seccomp_program
  * makes; the checks try one syscall each, in a child process, and print how
  * it went, so tests/suites/35-seccomp can run them under bwrap --seccomp.
  *
@@ -210,7 +210,7 @@ static int emit(int argc, char **argv)
     o.allow_unix_sockets = argc > 3 && !strcmp(argv[3], "--allow-unix");
     buf_t b = BUF_INIT;
     char *err = NULL;
-    if (!seccomp_build(&o, &b, &err)) {
+    if (!seccomp_program(&o, &b, &err)) {
         fprintf(stderr, "seccomp-probe: %s\n", err);
         free(err);
         return 1;

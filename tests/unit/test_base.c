@@ -1,5 +1,5 @@
 /* test_base.c — the buffer, vector, arena, source map, renderer, suggestions,
- * and mkdirs. */
+ * and fsutil_mkdirs. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,7 +144,7 @@ static void test_suggest(void)
     CHECK_STR(suggest("domain_alowlist", keys), "domain_allowlist", "one deletion");
     CHECK_STR(suggest("mount_allowlsit", keys), "mount_allowlist", "a swap counts once");
     CHECK(suggest("zzz", keys) == NULL, "nothing close: no suggestion");
-    CHECK_INT(edit_distance("kitten", "sitting"), 3, "classic distance");
+    CHECK_INT(suggest_distance("kitten", "sitting"), 3, "classic distance");
 }
 
 static bool is_dir_mode(const char *p, mode_t mode)
@@ -158,29 +158,29 @@ static void test_mkdirs(void)
     const char *b = getenv("B") ? getenv("B") : "build";
     char root[4096];
     snprintf(root, sizeof root, "%s/test-tmp", b);
-    mkdirs(root, 0700);
-    snprintf(root, sizeof root, "%s/test-tmp/mkdirs-XXXXXX", b);
+    fsutil_mkdirs(root, 0700);
+    snprintf(root, sizeof root, "%s/test-tmp/fsutil_mkdirs-XXXXXX", b);
     if (!mkdtemp(root)) {
-        CHECK(0, "mkdtemp for the mkdirs tests");
+        CHECK(0, "mkdtemp for the fsutil_mkdirs tests");
         return;
     }
     mode_t old = umask(022);
     char *deep = xasprintf("%s/a/b/c", root), *mid = xasprintf("%s/a", root);
-    CHECK(mkdirs(deep, 0750), "mkdirs makes every missing component");
+    CHECK(fsutil_mkdirs(deep, 0750), "fsutil_mkdirs makes every missing component");
     CHECK(is_dir_mode(deep, 0750) && is_dir_mode(mid, 0750), "with the mode asked (umask 022)");
-    CHECK(mkdirs(deep, 0700) && is_dir_mode(deep, 0750), "an existing directory is success, its mode left alone");
+    CHECK(fsutil_mkdirs(deep, 0700) && is_dir_mode(deep, 0750), "an existing directory is success, its mode left alone");
     char *slashes = xasprintf("%s//x///y/", root), *y = xasprintf("%s/x/y", root);
-    CHECK(mkdirs(slashes, 0700) && is_dir_mode(y, 0700), "repeated and trailing slashes");
+    CHECK(fsutil_mkdirs(slashes, 0700) && is_dir_mode(y, 0700), "repeated and trailing slashes");
     char *file = xasprintf("%s/file", root), *through = xasprintf("%s/file/z", root);
     FILE *f = fopen(file, "w");
     if (f) fclose(f);
     errno = 0;
-    CHECK(!mkdirs(file, 0700) && errno == ENOTDIR, "a file where a directory should be: ENOTDIR");
+    CHECK(!fsutil_mkdirs(file, 0700) && errno == ENOTDIR, "a file where a directory should be: ENOTDIR");
     errno = 0;
-    CHECK(!mkdirs(through, 0700) && errno == ENOTDIR, "a file on the way: ENOTDIR");
+    CHECK(!fsutil_mkdirs(through, 0700) && errno == ENOTDIR, "a file on the way: ENOTDIR");
     errno = 0;
-    CHECK(!mkdirs("", 0700) && errno == ENOENT, "the empty path: ENOENT");
-    CHECK(mkdirs("/", 0700), "/ exists");
+    CHECK(!fsutil_mkdirs("", 0700) && errno == ENOENT, "the empty path: ENOENT");
+    CHECK(fsutil_mkdirs("/", 0700), "/ exists");
     umask(old);
     char *cmd = xasprintf("rm -rf '%s'", root);
     CHECK(system(cmd) == 0, "cleanup");

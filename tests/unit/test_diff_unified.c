@@ -13,7 +13,7 @@
 static char *udiff(const char *a, const char *b)
 {
     buf_t out = BUF_INIT;
-    unified_diff("a", a, strlen(a), "b", b, strlen(b), &out);
+    diff_unified("a", a, strlen(a), "b", b, strlen(b), &out);
     return buf_detach(&out, NULL);
 }
 
@@ -126,7 +126,7 @@ static char *random_text(size_t lines, unsigned alphabet)
 int main(void)
 {
     char *d;
-    { buf_t e = BUF_INIT; CHECK(!unified_diff("a", "x\n", 2, "b", "x\n", 2, &e) && e.len == 0, "equal texts: no diff"); }
+    { buf_t e = BUF_INIT; CHECK(!diff_unified("a", "x\n", 2, "b", "x\n", 2, &e) && e.len == 0, "equal texts: no diff"); }
     d = udiff("a\nb\nc\n", "a\nB\nc\n");
     CHECK_STR(d, "--- a\n+++ b\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", "one changed line, with context");
     free(d);
@@ -157,7 +157,7 @@ int main(void)
     for (int round = 0; round < 400; round++) {
         char *a = random_text(rnd() % 40, 2 + rnd() % 8), *b = random_text(rnd() % 40, 2 + rnd() % 8);
         buf_t out = BUF_INIT;
-        unified_diff("a", a, strlen(a), "b", b, strlen(b), &out);
+        diff_unified("a", a, strlen(a), "b", b, strlen(b), &out);
         size_t changed;
         char *got = apply(a, out.p ? out.p : "", &changed);
         if (!got || strcmp(got, b) != 0) bad_apply++;
@@ -172,7 +172,7 @@ int main(void)
     /* a large, very different pair still applies (past the trace limit it is a replacement) */
     char *a = random_text(5000, 3), *b = random_text(5000, 3);
     buf_t out = BUF_INIT;
-    unified_diff("a", a, strlen(a), "b", b, strlen(b), &out);
+    diff_unified("a", a, strlen(a), "b", b, strlen(b), &out);
     size_t changed;
     char *got = apply(a, out.p ? out.p : "", &changed);
     CHECK(got && strcmp(got, b) == 0, "5000-line texts: the diff applies");

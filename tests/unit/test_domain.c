@@ -33,7 +33,7 @@ static void host(const char *text, const char *want)
 {
     char *out = NULL, *err = NULL, name[160];
     snprintf(name, sizeof name, "host '%.100s'", text ? text : "(null)");
-    bool ok = host_normalize(text, &out, &err);
+    bool ok = domain_host_normalize(text, &out, &err);
     CHECK_STR(ok ? out : err, want, name);
     free(out);
     free(err);
@@ -45,7 +45,7 @@ static bool allows(const char *e, const char *h)
     domain_entry_t d;
     char *n = NULL;
     if (!domain_entry_parse(e, &d, NULL)) return false;
-    bool r = host_normalize(h, &n, NULL) && domain_match(&d, n);
+    bool r = domain_host_normalize(h, &n, NULL) && domain_match(&d, n);
     free(n);
     domain_entry_free(&d);
     return r;
@@ -158,9 +158,9 @@ static void test_hosts(void)
     host("", "the host is empty");
     host(NULL, "the host is empty");
     host("example.com:80@evil", "'example.com:80@evil' is neither a host name nor an IPv6 address (':' only appears in IPv6 addresses)");
-    CHECK(host_is_ip("127.0.0.1") && host_is_ip("::1") && !host_is_ip("example.com") && !host_is_ip("1.2.3") &&
-              !host_is_ip(NULL),
-          "host_is_ip");
+    CHECK(domain_host_is_ip("127.0.0.1") && domain_host_is_ip("::1") && !domain_host_is_ip("example.com") && !domain_host_is_ip("1.2.3") &&
+              !domain_host_is_ip(NULL),
+          "domain_host_is_ip");
 }
 
 static void test_match(void)

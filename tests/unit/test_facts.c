@@ -7,6 +7,7 @@
 
 #include "facts.h"
 #include "compile.h"
+#include "fsutil.h"
 #include "tap.h"
 
 /* NULL when text is accepted; otherwise the error */
@@ -39,7 +40,7 @@ static void golden_round_trip(const char *file)
     buf_t in = BUF_INIT, out = BUF_INIT, again = BUF_INIT;
     char *err = NULL, name[256];
     snprintf(name, sizeof name, "%s loads, and writes back all it holds", file);
-    facts_t *f = read_file(file, &in, &err) ? facts_from_json(in.p, in.len, &err) : NULL, *g = NULL;
+    facts_t *f = fsutil_read_file(file, &in, &err) ? facts_from_json(in.p, in.len, &err) : NULL, *g = NULL;
     if (f) facts_to_json(f, &out);
     if (f) g = facts_from_json(out.p, out.len, &err);
     if (g) facts_to_json(g, &again);

@@ -45,13 +45,13 @@ static bool load(fixture_t *f, const char *toml)
     char *err = NULL;
     f->facts = facts_from_json(facts_json, sizeof facts_json - 1, &err);
     if (!f->pol || !f->facts) return false;
-    f->res = policy_resolve(f->pol, f->facts);
+    f->res = lattice_resolve(f->pol, f->facts);
     return true;
 }
 
 static void unload(fixture_t *f)
 {
-    resolved_free(f->res);
+    lattice_free(f->res);
     facts_free(f->facts);
     policy_free(f->pol);
 }
@@ -61,10 +61,10 @@ static const roots_t roots = {"/ws", "/sc", NULL, false};
 static void expect(fixture_t *f, const char *path, level_t want, const char *why)
 {
     verdict_t v;
-    level_t got = level_of(f->res, &roots, path, &v);
+    level_t got = lattice_level_of(f->res, &roots, path, &v);
     char name[256];
-    snprintf(name, sizeof name, "%s: %s is %s", why, path, level_name(want));
-    if (!CHECK(got == want, name)) printf("#   got %s (grant %s)\n", level_name(got), v.grant ? v.grant->rule->written : "none");
+    snprintf(name, sizeof name, "%s: %s is %s", why, path, policy_level_name(want));
+    if (!CHECK(got == want, name)) printf("#   got %s (grant %s)\n", policy_level_name(got), v.grant ? v.grant->rule->written : "none");
 }
 
 static void test_carveouts(void)
@@ -151,22 +151,22 @@ static void test_backends_agree(void)
     diag_list_t d = {0};
     sbpl_t *sb;
     sbpl_build(f.res, f.res->facts, &d, &sb);
-    char *err = NULL;
-    bwrap_t *bw = bwrap_plan(f.res, NULL, &err);
+    bwrap_t *bw;
+    bwrap_build(f.res, f.res->facts, &d, &bw);
     CHECK(sb && bw, "both backends build");
     const char *paths[] = {"/h", "/h/x", "/h/p", "/h/p/f", "/h/p/s", "/h/p/s/k", "/h/p/s/pub", "/h/p/s/pub/z",
                            "/h/d", "/h/d/f", "/h/d/raw", "/h/d/raw/x", "/usr/lib/x", "/etc/hosts", "/ws/f",
                            "/ws/deep/er/f", "/sc/f", "/var/x", "/h/p/k.pem", "/h/d/k.pem"};
     int sb_bad = 0, bw_bad = 0;
     for (size_t i = 0; i < sizeof paths / sizeof *paths && sb && bw; i++) {
-        level_t want = level_of(f.res, &roots, paths[i], NULL);
+        level_t want = lattice_level_of(f.res, &roots, paths[i], NULL);
         level_t s = sbpl_eval(sb, &roots, paths[i], NULL, NULL);
         bool priv;
         /* globs are expanded at exec time on Linux: skip glob-capped paths for the template */
         level_t b = bwrap_eval(bw, &roots, paths[i], NULL, &priv);
-        if (s != want) printf("# sbpl %s: %s, lattice %s\n", paths[i], level_name(s), level_name(want)), sb_bad++;
+        if (s != want) printf("# sbpl %s: %s, lattice %s\n", paths[i], policy_level_name(s), policy_level_name(want)), sb_bad++;
         if (!strstr(paths[i], ".pem") && b != want)
-            printf("# bwrap %s: %s, lattice %s\n", paths[i], level_name(b), level_name(want)), bw_bad++;
+            printf("# bwrap %s: %s, lattice %s\n", paths[i], policy_level_name(b), policy_level_name(want)), bw_bad++;
     }
     CHECK(sb_bad == 0, "SBPL rules give the lattice's level on every probe");
     CHECK(bw_bad == 0, "bwrap template gives the lattice's level on every probe");
@@ -215,7 +215,7 @@ static void test_facts_insert(void)
  * them to the runner. Registers into the process-wide set: runs last. */
 static void test_runtime_owned(void)
 {
-    runtime_owned_add("/h/cfg.toml", "the config in force");
+    lattice_owned_add("/h/cfg.toml", "the config in force");
     fixture_t f;
     if (!CHECK(load(&f, "[filesystem]\nallow_write = [\"~\"]\n"), "runtime-owned policy builds")) return;
     expect(&f, "/h/other", LVL_WRITE, "allow_write ~");
@@ -226,21 +226,21 @@ static void test_runtime_owned(void)
     expect(&f, "/h/.cache/drun/bwrap-probe", LVL_NONE, "the bwrap probe cache");
     expect(&f, "/h/cfg.toml", LVL_NONE, "a registered config");
     verdict_t v;
-    level_of(f.res, &roots, "/h/.drun/config.toml", &v);
+    lattice_level_of(f.res, &roots, "/h/.drun/config.toml", &v);
     bool named = false;
     for (unsigned i = 0; i < v.ncaps; i++) named |= v.caps[i]->rule->kind == RK_RUNTIME && v.caps[i]->rule->origin;
     CHECK(named, "the verdict names a runtime-owned cap with its reason");
 
     const roots_t in_state = {"/h/.local/state/drun/sessions/A/workspace", "/h/.local/state/drun/sessions/A/scratch",
                               NULL, false};
-    CHECK(level_of(f.res, &in_state, "/h/.local/state/drun/sessions/A/workspace/f", NULL) == LVL_WRITE,
+    CHECK(lattice_level_of(f.res, &in_state, "/h/.local/state/drun/sessions/A/workspace/f", NULL) == LVL_WRITE,
           "the session's own workspace inside the state dir stays writable to it");
-    CHECK(level_of(f.res, &in_state, "/h/.local/state/drun/sessions/A/scratch", NULL) == LVL_WRITE,
+    CHECK(lattice_level_of(f.res, &in_state, "/h/.local/state/drun/sessions/A/scratch", NULL) == LVL_WRITE,
           "the session's own scratch dir inside the state dir stays writable to it");
-    CHECK(level_of(f.res, &in_state, "/h/.local/state/drun/sessions/B/workspace/f", NULL) == LVL_NONE,
+    CHECK(lattice_level_of(f.res, &in_state, "/h/.local/state/drun/sessions/B/workspace/f", NULL) == LVL_NONE,
           "another session's workspace stays dark");
     const roots_t home_ws = {"/h", "/sc", NULL, false};
-    CHECK(level_of(f.res, &home_ws, "/h/.drun/config.toml", NULL) == LVL_NONE,
+    CHECK(lattice_level_of(f.res, &home_ws, "/h/.drun/config.toml", NULL) == LVL_NONE,
           "a runtime-owned path inside the workspace stays dark (the workspace is not exempt)");
 
     char *err = NULL;

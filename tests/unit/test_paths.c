@@ -128,14 +128,14 @@ static bool ere_match(const char *re, const char *s)
 
 static void test_regex(void)
 {
-    const char *r = glob_to_regex("/**/.git/hooks", true, &A);
+    const char *r = sbpl_glob_regex("/**/.git/hooks", true, &A);
     CHECK_STR(r, "^(/.*)?/\\.[gG][iI][tT]/[hH][oO][oO][kK][sS](/.*)?$", "regex of an anywhere glob");
     CHECK(ere_match(r, "/w/.git/hooks/post-commit") && ere_match(r, "/.git/hooks") && !ere_match(r, "/w/xgit/hooks"),
           "regex matches like the glob");
-    r = glob_to_regex("/p/a.b(c)[1]{2}+^$|/*.pem", true, &A);
+    r = sbpl_glob_regex("/p/a.b(c)[1]{2}+^$|/*.pem", true, &A);
     CHECK(ere_match(r, "/p/a.b(c)[1]{2}+^$|/k.pem") && !ere_match(r, "/p/aXb(c)[1]{2}+^$|/k.pem"),
           "every regex metacharacter of a literal is escaped");
-    r = glob_to_regex("/h/report-?.txt", false, &A);
+    r = sbpl_glob_regex("/h/report-?.txt", false, &A);
     CHECK(ere_match(r, "/h/report-1.txt") && !ere_match(r, "/h/report-1.txt/x"), "exact form has no below");
     buf_t q = BUF_INIT;
     CHECK(sbpl_quote(&q, "a\"b\\c") && strcmp(buf_cstr(&q), "\"a\\\"b\\\\c\"") == 0, "sbpl quote escapes");

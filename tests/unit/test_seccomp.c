@@ -79,8 +79,8 @@ static void build(seccomp_arch_t a, bool unix_ok, buf_t *out)
 {
     seccomp_opts_t o = {a, unix_ok};
     char *err = NULL;
-    bool ok = seccomp_build(&o, out, &err);
-    if (!CHECK(ok, "seccomp_build succeeds")) printf("#   %s\n", err);
+    bool ok = seccomp_program(&o, out, &err);
+    if (!CHECK(ok, "seccomp_program succeeds")) printf("#   %s\n", err);
     free(err);
 }
 
@@ -185,7 +185,7 @@ static void test_arch(seccomp_arch_t a)
     buf_t appended = BUF_INIT;
     buf_adds(&appended, "XY");
     build(a, false, &appended);
-    CHECK(appended.len == p.len + 2 && memcmp(appended.p + 2, p.p, p.len) == 0, "seccomp_build appends");
+    CHECK(appended.len == p.len + 2 && memcmp(appended.p + 2, p.p, p.len) == 0, "seccomp_program appends");
 
     /* The embedded programs (made at build time) are what libseccomp makes now. */
     for (int unix_ok = 0; unix_ok < 2; unix_ok++) {
@@ -291,7 +291,7 @@ static void test_api(void)
     seccomp_opts_t bad = {(seccomp_arch_t)7, false};
     buf_t out = BUF_INIT;
     char *err = NULL;
-    CHECK(!seccomp_build(&bad, &out, &err) && err && strstr(err, "unknown target") && out.len == 0,
+    CHECK(!seccomp_program(&bad, &out, &err) && err && strstr(err, "unknown target") && out.len == 0,
           "bad arch is an error, nothing appended");
     free(err);
 }

@@ -1,5 +1,8 @@
-/* bwrap.c — the bubblewrap planner (SPEC §7), bwrap.args rendering and
- * parsing, placeholder substitution, and the mount evaluator explain uses.
+/* bwrap_plan.c — the bubblewrap planner (SPEC §7): a resolved policy → the
+ * ops of the vector, at compile time (the template) or at exec time (the
+ * live filesystem), and bwrap_build, the backend's entry. The text form and
+ * the concrete argv are bwrap_args.c's; the evaluator explain uses is
+ * bwrap_eval.c's.
  *
  * See bwrap.h for the two phases. Locations are keyed by absolute path when
  * known, else symbolically ("W:rel", "S:rel") in a compile-time template,
@@ -57,7 +60,7 @@ typedef struct plan {
                            down from / for every name, under two roots) */
     VEC(const char *) wmounts;  /* keys of writable phase-1 mounts */
     VEC(struct ro_cap { const char *key; const rrule_t *origin; }) ro_caps; /* cap-read targets */
-    VEC(bw_residue_t) *residue;
+    bw_residues_t *residue;
     strmap_t unlisted;  /* exec plans: dirs hidden because they could not be listed */
     size_t unlisted_n;
     size_t walked;
@@ -259,7 +262,7 @@ static bool is_hidden(plan_t *p, const char *key)
     FOR_KEY_AND_UP(p, key, k) {
         long h = strmap_get(&p->hidden, k);
         /* a runtime-owned dir (2) hides all but the session's own dirs in it */
-        if (h == 2 && key[0] == '/' && roots_exempt_from_dark(p->roots, k, key)) continue;
+        if (h == 2 && key[0] == '/' && lattice_exempt_from_dark(p->roots, k, key)) continue;
         if (h >= 0) return true;
     }
     return false;
@@ -267,23 +270,27 @@ static bool is_hidden(plan_t *p, const char *key)
 
 /* ---- adding ops ------------------------------------------------------------------------------- */
 
-static void word_text(buf_t *b, bw_word_t w);
+/* Where an op goes in the vector: by phase, then (mount phases) order and
+ * depth of its key, parent first, so a deeper mount lands on a shallower. */
+typedef struct slot {
+    int phase;       /* PH_* */
+    const char *key; /* the location's key; NULL for flags */
+    int order;       /* template: 0 root paths, 1 workspace, 2 scratch */
+} slot_t;
 
-static void add_op(plan_t *p, int phase, const char *key, int order, const char *opt, int nargs, bw_word_t a,
-                   bw_word_t b, const rrule_t *origin, const char *note)
+static const slot_t FLAGS_SLOT = {PH_FLAGS, NULL, 0};
+
+static void add_op(plan_t *p, slot_t at, bw_op_t op)
 {
     buf_t k = BUF_INIT;
-    buf_addc(&k, (char)('0' + phase));
-    buf_adds(&k, key ? key : "");
+    buf_addc(&k, (char)('0' + at.phase));
+    buf_adds(&k, at.key ? at.key : "");
     buf_addc(&k, '\n');
-    buf_adds(&k, opt);
-    if (nargs > 0) buf_addc(&k, ' '), word_text(&k, a);
-    if (nargs > 1) buf_addc(&k, ' '), word_text(&k, b);
+    bwrap_op_text(&op, &k);
     const char *dk = arena_strdup(p->a, buf_cstr(&k));
     buf_free(&k);
     if (strmap_put(&p->seen, dk, 1) >= 0) return; /* the same op twice adds nothing */
-    item_t it = {phase, order, key ? key_depth(key) : 0, key ? key : "", p->seq++,
-                 {opt, a, b, nargs, origin, note}};
+    item_t it = {at.phase, at.order, at.key ? key_depth(at.key) : 0, at.key ? at.key : "", p->seq++, op};
     vec_push(&p->items, it);
 }
 
@@ -293,26 +300,31 @@ static int order_of(plan_t *p, loc_t l)
     return l.base == PB_WORKSPACE ? 1 : 2;
 }
 
-static void flag(plan_t *p, const char *opt) { add_op(p, PH_FLAGS, NULL, 0, opt, 0, word_lit(""), word_lit(""), NULL, NULL); }
+static slot_t slot_at(plan_t *p, int phase, loc_t l) { return (slot_t){phase, l.key, order_of(p, l)}; }
+
+static void flag(plan_t *p, const char *opt)
+{
+    add_op(p, FLAGS_SLOT, (bw_op_t){opt, word_lit(""), word_lit(""), 0, NULL, NULL});
+}
 
 static void flag1(plan_t *p, const char *opt, bw_word_t a)
 {
-    add_op(p, PH_FLAGS, NULL, 0, opt, 1, a, word_lit(""), NULL, NULL);
+    add_op(p, FLAGS_SLOT, (bw_op_t){opt, a, word_lit(""), 1, NULL, NULL});
 }
 
 static void flag2(plan_t *p, const char *opt, bw_word_t a, bw_word_t b)
 {
-    add_op(p, PH_FLAGS, NULL, 0, opt, 2, a, b, NULL, NULL);
+    add_op(p, FLAGS_SLOT, (bw_op_t){opt, a, b, 2, NULL, NULL});
 }
 
 static void mount1(plan_t *p, int phase, loc_t l, const char *opt, const rrule_t *o, const char *note)
 {
-    add_op(p, phase, l.key, order_of(p, l), opt, 1, word_of(l), word_lit(""), o, note);
+    add_op(p, slot_at(p, phase, l), (bw_op_t){opt, word_of(l), word_lit(""), 1, o, note});
 }
 
 static void mount2(plan_t *p, loc_t l, const char *opt, bw_word_t src, const rrule_t *o, const char *note)
 {
-    add_op(p, PH_MOUNT, l.key, order_of(p, l), opt, 2, src, word_of(l), o, note);
+    add_op(p, slot_at(p, PH_MOUNT, l), (bw_op_t){opt, src, word_of(l), 2, o, note});
 }
 
 static bool fail(plan_t *p, const char *fmt, const char *path)
@@ -461,7 +473,7 @@ static bool block_missing(plan_t *p, loc_t t, const rrule_t *origin)
         /* The protected file itself becomes an empty read-only file: git and
          * shells read ~/.gitconfig and ~/.bashrc, so it must read (as empty);
          * writing fails. (/dev/null would be mounted nodev: unreadable.) */
-        add_op(p, PH_MOUNT, c.key, order_of(p, c), "--perms", 1, word_lit("0444"), word_lit(""), NULL, NULL);
+        add_op(p, slot_at(p, PH_MOUNT, c), (bw_op_t){"--perms", word_lit("0444"), word_lit(""), 1, NULL, NULL});
         mount2(p, c, "--ro-bind-data", (bw_word_t){BW_EMPTY_FD, ""}, origin,
                "blocks a missing protected file: an empty read-only file");
     } else {
@@ -921,7 +933,7 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
     p.r = r;
     p.roots = roots;
     p.a = &out->arena;
-    p.residue = (void *)&out->residue;
+    p.residue = &out->residue;
     for (size_t i = 0; i < r->grants.n; i++) {
         loc_t l = loc_rule(&p, &r->grants.v[i]);
         long prev = strmap_get(&p.grant_at, l.key);
@@ -961,7 +973,8 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
         notice(msg);
         free(msg);
     }
-    add_op(&p, PH_TAIL, NULL, 0, "--chdir", 1, (bw_word_t){BW_WORKSPACE, ""}, word_lit(""), NULL, NULL);
+    add_op(&p, (slot_t){PH_TAIL, NULL, 0},
+           (bw_op_t){"--chdir", (bw_word_t){BW_WORKSPACE, ""}, word_lit(""), 1, NULL, NULL});
 
     strmap_free(&p.grant_at);
     strmap_free(&p.litcap_at);
@@ -994,328 +1007,12 @@ void bwrap_free(bwrap_t *b)
     free(b);
 }
 
-/* ---- bwrap.args: rendering and parsing ------------------------------------------------------------------- */
-
-static void escape_lit(buf_t *b, const char *s)
+bool bwrap_build(const resolved_t *r, const facts_t *f, diag_list_t *diags, bwrap_t **out)
 {
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '\\') buf_adds(b, "\\\\");
-        else if (c == '\n') buf_adds(b, "\\n");
-        else if (c == '\t') buf_adds(b, "\\t");
-        else if (c == '$' || c < 0x20 || c == 0x7f) buf_printf(b, "\\x%02x", c);
-        else buf_addc(b, (char)c);
-    }
-}
-
-static void word_text(buf_t *b, bw_word_t w)
-{
-    switch (w.kind) {
-    case BW_LIT: escape_lit(b, w.s); return;
-    case BW_ENV: buf_printf(b, "${env:%s}", w.s); return;
-    case BW_EMPTY_FD: buf_adds(b, "${EMPTY_FD}"); return;
-    case BW_WORKSPACE: buf_adds(b, "${WORKSPACE}"); break;
-    case BW_SCRATCH: buf_adds(b, "${SCRATCH}"); break;
-    }
-    if (*w.s) {
-        buf_addc(b, '/');
-        escape_lit(b, w.s);
-    }
-}
-
-void bwrap_op_text(const bw_op_t *op, buf_t *out)
-{
-    buf_adds(out, op->opt);
-    if (op->nargs > 0) buf_addc(out, ' '), word_text(out, op->a);
-    if (op->nargs > 1) buf_addc(out, ' '), word_text(out, op->b);
-}
-
-void bwrap_render(const bwrap_t *b, buf_t *out)
-{
-    for (size_t i = 0; i < b->ops.n; i++) {
-        const bw_op_t *op = &b->ops.v[i];
-        buf_adds(out, op->opt);
-        buf_addc(out, '\n');
-        if (op->nargs > 0) word_text(out, op->a), buf_addc(out, '\n');
-        if (op->nargs > 1) word_text(out, op->b), buf_addc(out, '\n');
-    }
-}
-
-/* Arity of every option the planner writes; anything else is refused. */
-static int option_nargs(const char *opt)
-{
-    static const char *const zero[] = {"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-                                       "--new-session", "--clearenv"};
-    static const char *const one[] = {"--cap-drop", "--uid", "--gid", "--hostname", "--dev", "--proc",
-                                      "--tmpfs", "--remount-ro", "--chdir", "--unsetenv", "--perms"};
-    static const char *const two[] = {"--setenv", "--bind", "--bind-try", "--ro-bind", "--ro-bind-try",
-                                      "--symlink", "--ro-bind-data", "--dev-bind"};
-    for (size_t i = 0; i < sizeof zero / sizeof *zero; i++) if (strcmp(opt, zero[i]) == 0) return 0;
-    for (size_t i = 0; i < sizeof one / sizeof *one; i++) if (strcmp(opt, one[i]) == 0) return 1;
-    for (size_t i = 0; i < sizeof two / sizeof *two; i++) if (strcmp(opt, two[i]) == 0) return 2;
-    return -1;
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* One line → one word (the inverse of word_text). */
-static bool parse_word(arena_t *a, const char *s, size_t n, bw_word_t *w, char **err)
-{
-    bw_word_kind_t kind = BW_LIT;
-    size_t i = 0;
-    if (n >= 12 && memcmp(s, "${WORKSPACE}", 12) == 0) kind = BW_WORKSPACE, i = 12;
-    else if (n >= 10 && memcmp(s, "${SCRATCH}", 10) == 0) kind = BW_SCRATCH, i = 10;
-    else if (n == 11 && memcmp(s, "${EMPTY_FD}", 11) == 0) {
-        *w = (bw_word_t){BW_EMPTY_FD, ""};
-        return true;
-    } else if (n >= 6 && memcmp(s, "${env:", 6) == 0 && s[n - 1] == '}') {
-        *w = (bw_word_t){BW_ENV, arena_strndup(a, s + 6, n - 7)};
-        return true;
-    }
-    if (kind != BW_LIT) {
-        if (i < n && s[i] != '/') {
-            *err = xstrdup("a placeholder must be followed by '/' or end the argument");
-            return false;
-        }
-        if (i < n) i++;
-    }
-    buf_t b = BUF_INIT;
-    for (; i < n; i++) {
-        char c = s[i];
-        if (c == '$') {
-            buf_free(&b);
-            *err = xstrdup("a bare '$' (a literal dollar is written \\x24)");
-            return false;
-        }
-        if (c != '\\') {
-            buf_addc(&b, c);
-            continue;
-        }
-        if (++i >= n) break;
-        if (s[i] == '\\') buf_addc(&b, '\\');
-        else if (s[i] == 'n') buf_addc(&b, '\n');
-        else if (s[i] == 't') buf_addc(&b, '\t');
-        else if (s[i] == 'x' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-            int v = hexval(s[i + 1]) * 16 + hexval(s[i + 2]);
-            if (v == 0) {
-                buf_free(&b);
-                *err = xstrdup("\\x00 cannot be an argument byte");
-                return false;
-            }
-            buf_addc(&b, (char)v);
-            i += 2;
-        } else {
-            buf_free(&b);
-            *err = xstrdup("a bad escape (only \\\\, \\n, \\t and \\xHH)");
-            return false;
-        }
-    }
-    *w = (bw_word_t){kind, arena_strdup(a, buf_cstr(&b))};
-    buf_free(&b);
-    return true;
-}
-
-bwrap_t *bwrap_args_parse(const char *text, size_t len, char **err)
-{
-    bwrap_t *b = xcalloc(1, sizeof *b);
-    VEC(bw_word_t) words = {0};
-    size_t line = 1;
-    for (size_t i = 0; i < len; line++) {
-        const char *nl = memchr(text + i, '\n', len - i);
-        size_t n = nl ? (size_t)(nl - text - i) : len - i;
-        bw_word_t w;
-        char *e = NULL;
-        if (memchr(text + i, '\0', n) || !parse_word(&b->arena, text + i, n, &w, &e)) {
-            *err = xasprintf("line %zu: %s", line, e ? e : "a NUL byte");
-            free(e);
-            goto fail;
-        }
-        vec_push(&words, w);
-        i += n + 1;
-    }
-    for (size_t i = 0; i < words.n;) {
-        if (words.v[i].kind != BW_LIT) {
-            *err = xasprintf("argument %zu: expected an option", i + 1);
-            goto fail;
-        }
-        int na = option_nargs(words.v[i].s);
-        if (na < 0) {
-            *err = xasprintf("argument %zu: unknown option '%s'", i + 1, words.v[i].s);
-            goto fail;
-        }
-        if (i + (size_t)na >= words.n) {
-            *err = xasprintf("argument %zu: '%s' needs %d argument%s", i + 1, words.v[i].s, na, na > 1 ? "s" : "");
-            goto fail;
-        }
-        bw_op_t op = {words.v[i].s, word_lit(""), word_lit(""), na, NULL, NULL};
-        if (na > 0) op.a = words.v[i + 1];
-        if (na > 1) op.b = words.v[i + 2];
-        vec_push(&b->ops, op);
-        i += 1 + (size_t)na;
-    }
-    vec_free(&words);
-    return b;
-fail:
-    vec_free(&words);
-    bwrap_free(b);
-    return NULL;
-}
-
-/* ---- substitution ---------------------------------------------------------------------------------------- */
-
-static const char *env_get(char *const *env, const char *name)
-{
-    size_t n = strlen(name);
-    for (; env && *env; env++)
-        if (strncmp(*env, name, n) == 0 && (*env)[n] == '=') return *env + n + 1;
-    return NULL;
-}
-
-static char *word_value(bw_word_t w, const roots_t *roots, char *const *env)
-{
-    switch (w.kind) {
-    case BW_EMPTY_FD: return xstrdup("${EMPTY_FD}"); /* never reached: bwrap_argv binds empty_file */
-    case BW_LIT: return xstrdup(w.s);
-    case BW_ENV: {
-        const char *v = env_get(env, w.s);
-        return v ? xstrdup(v) : NULL;
-    }
-    case BW_WORKSPACE:
-    case BW_SCRATCH: {
-        const char *root = w.kind == BW_WORKSPACE ? roots->workspace : roots->scratch;
-        return *w.s ? xasprintf("%s/%s", root, w.s) : xstrdup(root);
-    }
-    }
-    return NULL;
-}
-
-/* A block of a missing file: "--perms 0444 --ro-bind-data ${EMPTY_FD} DEST". */
-static bool empty_block(const bw_op_t *op)
-{
-    return op->nargs == 2 && op->a.kind == BW_EMPTY_FD && !strcmp(op->opt, "--ro-bind-data");
-}
-
-void bwrap_argv(const bwrap_t *b, const roots_t *roots, char *const *env, const char *empty_file, void *argv_vec)
-{
-    VEC(char *) *argv = argv_vec;
-    for (size_t i = 0; i < b->ops.n; i++) {
-        const bw_op_t *op = &b->ops.v[i];
-        if (!strcmp(op->opt, "--perms") && i + 1 < b->ops.n && empty_block(&b->ops.v[i + 1])) continue;
-        if (empty_block(op)) {
-            vec_push(argv, xstrdup("--ro-bind"));
-            vec_push(argv, xstrdup(empty_file));
-            vec_push(argv, word_value(op->b, roots, env));
-            continue;
-        }
-        char *a = op->nargs > 0 ? word_value(op->a, roots, env) : NULL;
-        char *c = op->nargs > 1 ? word_value(op->b, roots, env) : NULL;
-        if ((op->nargs > 0 && !a) || (op->nargs > 1 && !c)) { /* an unset passthrough variable */
-            free(a);
-            free(c);
-            continue;
-        }
-        vec_push(argv, xstrdup(op->opt));
-        if (a) vec_push(argv, a);
-        if (c) vec_push(argv, c);
-    }
-}
-
-/* ---- evaluation: the mount namespace the ops build ------------------------------------------------------------ */
-
-typedef enum { MK_BIND, MK_TMPFS, MK_DEVNULL, MK_EMPTYFILE, MK_DEV, MK_PROC } mkind_t;
-
-typedef struct mnt {
-    const char *dest;
-    mkind_t kind;
-    bool ro;
-    const bw_op_t *op;
-} mnt_t;
-
-typedef struct link {
-    const char *path, *target;
-} link_t;
-
-level_t bwrap_eval(const bwrap_t *b, const roots_t *roots, const char *path, const bw_op_t **by, bool *private_tmp)
-{
-    arena_t a = ARENA_INIT;
-    VEC(mnt_t) m = {0};
-    VEC(link_t) links = {0};
-    for (size_t i = 0; i < b->ops.n; i++) {
-        const bw_op_t *op = &b->ops.v[i];
-        const char *o = op->opt;
-        bw_word_t dw = op->nargs == 2 ? op->b : op->a;
-        if (op->nargs == 0 || dw.kind == BW_ENV || strcmp(o, "--setenv") == 0 || strcmp(o, "--chdir") == 0 ||
-            strcmp(o, "--perms") == 0 ||
-            strcmp(o, "--cap-drop") == 0 || strcmp(o, "--uid") == 0 || strcmp(o, "--gid") == 0 ||
-            strcmp(o, "--hostname") == 0)
-            continue;
-        char *dest = word_value(dw, roots, NULL);
-        const char *d = arena_strdup(&a, dest);
-        free(dest);
-        if (strcmp(o, "--symlink") == 0) {
-            link_t l = {d, op->a.s};
-            vec_push(&links, l);
-            continue;
-        }
-        if (strcmp(o, "--remount-ro") == 0) {
-            for (size_t k = m.n; k-- > 0;)
-                if (strcmp(m.v[k].dest, d) == 0) { m.v[k].ro = true; break; }
-            continue;
-        }
-        /* a new mount hides every earlier mount at or below its destination */
-        size_t keep = 0;
-        for (size_t k = 0; k < m.n; k++)
-            if (!path_is_under(m.v[k].dest, d)) m.v[keep++] = m.v[k];
-        m.n = keep;
-        mnt_t nm = {d, MK_BIND, false, op};
-        if (strcmp(o, "--ro-bind") == 0 || strcmp(o, "--ro-bind-try") == 0) {
-            nm.ro = true;
-            if (op->a.kind == BW_LIT && strcmp(op->a.s, "/dev/null") == 0) nm.kind = MK_DEVNULL;
-        } else if (strcmp(o, "--ro-bind-data") == 0) {
-            nm.kind = MK_EMPTYFILE;
-            nm.ro = true;
-        } else if (strcmp(o, "--tmpfs") == 0) nm.kind = MK_TMPFS;
-        else if (strcmp(o, "--dev") == 0) nm.kind = MK_DEV;
-        else if (strcmp(o, "--proc") == 0) nm.kind = MK_PROC;
-        vec_push(&m, nm);
-    }
-    /* follow the sandbox's own symlinks (merged /usr) */
-    const char *p = path;
-    for (int hops = 0; hops < 8; hops++) {
-        bool moved = false;
-        for (size_t i = 0; i < links.n && !moved; i++) {
-            if (!path_is_under(p, links.v[i].path)) continue;
-            const char *t = links.v[i].target[0] == '/' ? links.v[i].target : path_join("/", links.v[i].target, &a);
-            size_t n = strlen(links.v[i].path);
-            p = path_join(t, p[n] == '/' ? p + n + 1 : "", &a);
-            moved = true;
-        }
-        if (!moved) break;
-    }
-    const mnt_t *best = NULL;
-    for (size_t k = 0; k < m.n; k++)
-        if (path_is_under(p, m.v[k].dest) && (!best || strlen(m.v[k].dest) >= strlen(best->dest))) best = &m.v[k];
-    level_t lv = LVL_NONE;
-    bool priv = false;
-    if (best) {
-        switch (best->kind) {
-        case MK_BIND: lv = best->ro ? LVL_READ : LVL_WRITE; break;
-        case MK_TMPFS: priv = !best->ro; lv = LVL_NONE; break;
-        case MK_DEV: case MK_PROC: priv = true; break;
-        case MK_DEVNULL: lv = LVL_NONE; break;
-        case MK_EMPTYFILE: lv = LVL_READ; break; /* an empty file that cannot be written */
-        }
-    }
-    if (by) *by = best ? best->op : NULL;
-    if (private_tmp) *private_tmp = priv;
-    vec_free(&m);
-    vec_free(&links);
-    arena_free(&a);
-    return lv;
+    (void)f; /* r was resolved with f: the planner reads the facts through r */
+    char *err = NULL;
+    *out = bwrap_plan(r, NULL, &err);
+    if (!*out) diag_add(diags, SEV_ERROR, NULL, NULL, (span_t){0, 0}, "%s", err);
+    free(err);
+    return *out != NULL;
 }
