@@ -61,7 +61,7 @@ test('http: initialize issues an Mcp-Session-Id that later requests must carry',
     const ok = await post(url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-11-25' });
     assert.equal(ok.status, 200);
     assert.match(ok.headers.get('content-type'), /^application\/json/);
-    assert.equal((await ok.json()).result.tools.length, 11);
+    assert.equal((await ok.json()).result.tools.length, 21);
     const none = await post(url, { jsonrpc: '2.0', id: 3, method: 'tools/list' });
     assert.equal(none.status, 400);
     assert.match((await none.json()).error.message, /Mcp-Session-Id/);

@@ -16,6 +16,9 @@ const TOOLS = [
   'create_session', 'session_list', 'session_close', 'session_bash', 'session_write_file',
   'session_read_file', 'session_list_files', 'session_fetch', 'session_get_env', 'get_policy',
   'session_package_install',
+  // the session model (sessions.test.mjs)
+  'session_mount', 'session_export', 'session_history', 'session_diff', 'session_rollback',
+  'session_fork', 'session_label', 'session_snapshot', 'session_restore', 'list_snapshots',
 ];
 
 
