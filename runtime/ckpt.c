@@ -45,7 +45,8 @@ char *ckpt_git_error(const char *what)
 /* ---- the shared store ------------------------------------------------------------------ */
 
 /* Opens objects_fd/family (made when create is set) and takes a shared lock
- * on its .lock: ckpt_sweep removes only stores nobody locks. */
+ * on its .lock: the start-up sweep (sessions.c) removes only stores nobody
+ * locks. */
 static ckpt_store_t *store_open(int objects_fd, const char *objects_path, const char *family,
                                 bool create, char **err)
 {
@@ -100,39 +101,6 @@ void ckpt_store_release(ckpt_store_t *st)
     free(st->family);
     free(st->path);
     free(st);
-}
-
-void ckpt_sweep(int objects_fd)
-{
-    int fd = openat(objects_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
-    VEC(char *) names = {0};
-    for (struct dirent *e; (e = readdir(d));)
-        if (e->d_name[0] != '.')
-            vec_push(&names, xstrdup(e->d_name));
-    closedir(d);
-    for (size_t i = 0; i < names.n; i++) {
-        int dfd = openat(objects_fd, names.v[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        int lfd = dfd >= 0 ? openat(dfd, ".lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC) : -1;
-        struct stat st;
-        /* No lock file: a store being made right now, or one whose maker
-         * died before the lock; ten seconds tell the two apart. */
-        bool orphan = lfd >= 0 ? flock(lfd, LOCK_EX | LOCK_NB) == 0
-                               : dfd >= 0 && fstat(dfd, &st) == 0 && time(NULL) - st.st_mtime > 10;
-        if (orphan)
-            tree_remove(objects_fd, names.v[i]);
-        if (lfd >= 0)
-            close(lfd);
-        if (dfd >= 0)
-            close(dfd);
-        free(names.v[i]);
-    }
-    vec_free(&names);
 }
 
 /* ---- ckpt_t ------------------------------------------------------------------------------ */

@@ -63,12 +63,10 @@ ckpt_t *ckpt_create(int objects_fd, const char *objects_path, const char *family
  * NULL with *err. */
 ckpt_t *ckpt_fork(ckpt_t *src, const char *ref, int ws_fd, const ckpt_owner_t *own, char **err);
 
-/* Releases c; the family's store is removed with its last ckpt_t. */
+/* Releases c; the family's store is removed with its last ckpt_t. A store
+ * whose server died keeps no lock on its .lock file and is swept at the next
+ * start with the session directories (sessions.c). */
 void ckpt_free(ckpt_t *c);
-
-/* Removes stores under objects_fd that no live ckpt_t holds (a server that
- * died left them). */
-void ckpt_sweep(int objects_fd);
 
 /* Records the workspace behind ws_fd as a new checkpoint made by tool
  * (summary: its command or path) when it differs from the newest one, or
