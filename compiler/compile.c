@@ -153,6 +153,28 @@ static void policy_json(jw_t *j, const policy_t *p)
         jw_end(j);
     }
     jw_end(j);
+    /* the proxy's lists (SPEC §15), when the policy gives commands network */
+    if (p->command_domains.n) {
+        jw_key(j, "network.command_domains");
+        jw_arr(j);
+    }
+    for (size_t i = 0; i < p->command_domains.n; i++) {
+        jw_obj(j);
+        jw_key(j, "value");
+        jw_str(j, p->command_domains.v[i].written);
+        jw_key(j, "normalized");
+        jw_str(j, p->command_domains.v[i].pattern);
+        jw_key(j, "at");
+        at_json(j, p->src, p->command_domains.v[i].span);
+        jw_end(j);
+    }
+    if (p->command_domains.n) {
+        jw_end(j);
+        jw_key(j, "network.command_ports");
+        jw_arr(j);
+        for (size_t i = 0; i < p->command_ports.n; i++) jw_int(j, p->command_ports.v[i]);
+        jw_end(j);
+    }
     strs_json(j, "bash_command_denylist", p->cmd_deny.v, p->cmd_deny.n, p->src);
     strs_json(j, "bash_command_allowlist", p->cmd_allow.v, p->cmd_allow.n, p->src);
     strs_json(j, "env_allowlist", p->env_allowlist.v, p->env_allowlist.n, p->src);

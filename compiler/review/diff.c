@@ -495,10 +495,10 @@ static void entry_strs(dctx_t *d, const str_entry_t *v, size_t n, strs_t *out, b
     }
 }
 
-static void domain_strs(dctx_t *d, const policy_t *p, strs_t *out)
+static void rule_strs(dctx_t *d, const domain_rule_t *v, size_t n, strs_t *out)
 {
-    for (size_t i = 0; i < p->domains.n; i++) {
-        const domain_rule_t *r = &p->domains.v[i];
+    for (size_t i = 0; i < n; i++) {
+        const domain_rule_t *r = &v[i];
         if (r->kind != DOMAIN_SUBDOMAINS) {
             vec_push(out, r->pattern);
             continue;
@@ -510,9 +510,22 @@ static void domain_strs(dctx_t *d, const policy_t *p, strs_t *out)
     }
 }
 
+static void domain_strs(dctx_t *d, const policy_t *p, strs_t *out) { rule_strs(d, p->domains.v, p->domains.n, out); }
+
+/* command_domains, and the ports as ":80" entries in the same list */
+static void command_strs(dctx_t *d, const policy_t *p, strs_t *out)
+{
+    rule_strs(d, p->command_domains.v, p->command_domains.n, out);
+    for (size_t i = 0; p->command_domains.n && i < p->command_ports.n; i++) {
+        char port[16];
+        snprintf(port, sizeof port, "port %d", p->command_ports.v[i]);
+        vec_push(out, arena_strdup(&d->a, port));
+    }
+}
+
 typedef struct semantic {
     changes_t access;
-    listdiff_t domains, deny, allow, passthrough, env_allowlist, env_set_names;
+    listdiff_t domains, commands, deny, allow, passthrough, env_allowlist, env_set_names;
     strs_t env_set_changed;   /* names whose value changed */
     VEC(setting_id_t) settings;
     strs_t unenforced;        /* drun strings that changed */
@@ -520,7 +533,8 @@ typedef struct semantic {
 
 static bool semantic_empty(const semantic_t *s)
 {
-    const listdiff_t *l[] = {&s->domains, &s->deny, &s->allow, &s->passthrough, &s->env_allowlist, &s->env_set_names};
+    const listdiff_t *l[] = {&s->domains,       &s->commands,      &s->deny,         &s->allow,
+                             &s->passthrough,   &s->env_allowlist, &s->env_set_names};
     for (size_t i = 0; i < sizeof l / sizeof *l; i++)
         if (l[i]->added.n || l[i]->removed.n) return false;
     return !s->access.n && !s->env_set_changed.n && !s->settings.n && !s->unenforced.n;
@@ -561,6 +575,7 @@ static void semantic_build(dctx_t *d, semantic_t *s)
         list_diff(x.v, x.n, y.v, y.n, out);                                                              \
     } while (0)
     LISTDIFF(&s->domains, domain_strs(d, a, &x), domain_strs(d, b, &y));
+    LISTDIFF(&s->commands, command_strs(d, a, &x), command_strs(d, b, &y));
     LISTDIFF(&s->deny, entry_strs(d, a->cmd_deny.v, a->cmd_deny.n, &x, true),
              entry_strs(d, b->cmd_deny.v, b->cmd_deny.n, &y, true));
     LISTDIFF(&s->allow, entry_strs(d, a->cmd_allow.v, a->cmd_allow.n, &x, true),
@@ -597,7 +612,8 @@ static void semantic_free(semantic_t *s)
         vec_free(&s->access.v[i].except);
     }
     vec_free(&s->access);
-    listdiff_t *l[] = {&s->domains, &s->deny, &s->allow, &s->passthrough, &s->env_allowlist, &s->env_set_names};
+    listdiff_t *l[] = {&s->domains,     &s->commands,      &s->deny,         &s->allow,
+                       &s->passthrough, &s->env_allowlist, &s->env_set_names};
     for (size_t i = 0; i < sizeof l / sizeof *l; i++) listdiff_free(l[i]);
     vec_free(&s->env_set_changed);
     vec_free(&s->settings);
@@ -659,6 +675,11 @@ static void semantic_text(dctx_t *d, const semantic_t *s, buf_t *out)
         if (!a->domains_present || !b->domains_present)
             buf_printf(out, "  (%s has no domain_allowlist: drun's three default hosts)\n",
                        !a->domains_present ? "the old policy" : "the new policy");
+    }
+    if (listdiff_any(&s->commands)) {
+        buf_adds(out, "Network (sandboxed commands, through the proxy)\n");
+        list_line(out, &s->commands.added, "commands may now reach %s", false);
+        list_line(out, &s->commands.removed, "commands may no longer reach %s", false);
     }
     if (listdiff_any(&s->deny) || listdiff_any(&s->allow)) {
         buf_adds(out, "Commands (session_bash)\n");
@@ -753,6 +774,7 @@ static void semantic_json(dctx_t *d, const semantic_t *s, jw_t *j)
     }
     jw_end(j);
     listdiff_json(j, "domains", &s->domains);
+    listdiff_json(j, "command_domains", &s->commands);
     jw_key(j, "commands");
     jw_obj(j);
     listdiff_json(j, "denylist", &s->deny);

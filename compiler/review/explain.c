@@ -1022,8 +1022,32 @@ static void overview_network(explain_t *e, buf_t *out)
 {
     const policy_t *p = e->pol;
     section(out, "Network");
-    item(out, "sandboxed commands", "none: linux runs them in a new network namespace, the macOS profile has no "
-                                    "network rule");
+    if (!p->command_domains.n) {
+        item(out, "sandboxed commands", "none: linux runs them in a new network namespace, the macOS profile has no "
+                                        "network rule");
+    } else { /* SPEC §15: through the runner's proxy only */
+        buf_t cd = BUF_INIT;
+        for (size_t i = 0; i < p->command_domains.n; i++)
+            buf_printf(&cd, "%s%s", i ? ", " : "", p->command_domains.v[i].written);
+        buf_adds(&cd, " (HTTP and HTTPS through the runner's proxy, ports");
+        for (size_t i = 0; i < p->command_ports.n; i++) buf_printf(&cd, "%s %d", i ? "," : "", p->command_ports.v[i]);
+        buf_adds(&cd, policy_get(p, S_ALLOW_PRIVATE_ADDRESSES) ? "; private addresses ALLOWED)"
+                                                                : "; private addresses refused)");
+        item(out, "sandboxed commands may reach", buf_cstr(&cd));
+        buf_free(&cd);
+    }
+    if (policy_get(p, S_PACKAGE_INSTALL_ENABLED)) {
+        buf_t pk = BUF_INIT;
+        for (int m = 0; m < 2; m++) {
+            buf_adds(&pk, m ? "; npm: " : "pip: ");
+            for (size_t i = 0; i < p->registries[m].n; i++)
+                buf_printf(&pk, "%s%s", i ? ", " : "", p->registries[m].v[i].written);
+            if (!p->registries[m].n) buf_adds(&pk, "nothing");
+        }
+        buf_adds(&pk, " (plus command_domains)");
+        item(out, "session_package_install may reach", buf_cstr(&pk));
+        buf_free(&pk);
+    }
     item(out, "AF_UNIX sockets (linux)", policy_get(p, S_ALLOW_UNIX_SOCKETS)
                                              ? "allowed ([network] allow_unix_sockets = true)"
                                              : "new ones denied by the seccomp filter");

@@ -221,3 +221,30 @@ prun() {
     [ "$(cat "$T/ws/flood.out")" = "answered 429: 68" ]
     grep -q "network: refused - (68 times): too many tunnels at once: this sandbox may hold 32" "$T/flood.err"
 }
+
+@test "explain, diff, the manifest and the macOS profile say what command_domains opens" {
+    cat > "$T/review.toml" << 'TOML'
+package_install_enabled = true
+[network]
+command_domains = ["pypi.org", "*.github.com"]
+command_ports = [443]
+TOML
+    printf '[network]\ncommand_domains = ["pypi.org"]\n' > "$T/review-old.toml"
+    local facts=(--facts "$ROOT/golden/facts-linux.json" --facts "$ROOT/golden/facts-macos.json")
+    run "$DP" explain "$T/review.toml" "${facts[@]}"
+    [[ "$output" == *"sandboxed commands may reach       pypi.org, *.github.com (HTTP and HTTPS through the runner's proxy, ports 443; private addresses refused)"* ]]
+    [[ "$output" == *"session_package_install may reach  pip: pypi.org, files.pythonhosted.org; npm: registry.npmjs.org (plus command_domains)"* ]]
+    run "$DP" diff "$T/review-old.toml" "$T/review.toml" "${facts[@]}"
+    [ "$status" -eq 1 ]
+    [[ "$output" == *"Network (sandboxed commands, through the proxy)"*"commands may now reach *.github.com"*"commands may no longer reach port 80"* ]]
+    rm -rf "$T/out" && "$DP" compile "$T/review.toml" -o "$T/out" "${facts[@]}"
+    # the profile's network section, whole: the proxy's port on loopback and nothing else
+    run sed -n '/^;; network/,/^$/p' "$T/out/policy.sb"
+    [ "$output" = ";; network: only the runner's proxy for [network] command_domains (sandbox-exec -D PROXY_PORT=N, with HTTP_PROXY/HTTPS_PROXY=http://127.0.0.1:N)
+(allow network-outbound (remote tcp (string-append \"localhost:\" (param \"PROXY_PORT\"))))" ]
+    grep -q '"network.command_ports": \[443\]' "$T/out/policy.json" || python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["policy"]; assert p["network.command_ports"]==[443] and [e["value"] for e in p["network.command_domains"]]==["pypi.org","*.github.com"]' "$T/out/policy.json"
+    # without command_domains: no network rule, no manifest keys
+    rm -rf "$T/out0" && "$DP" compile "$T/none.toml" -o "$T/out0" "${facts[@]}"
+    ! grep -q 'network-outbound (remote tcp' "$T/out0/policy.sb"
+    ! grep -q 'network.command_domains' "$T/out0/policy.json"
+}
