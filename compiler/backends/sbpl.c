@@ -366,6 +366,18 @@ static bool redundant_builtin(const resolved_t *r, const rrule_t *g)
     return best && best->level == g->level;
 }
 
+/* A deny of an absolute literal path, again as a regex in any case, written
+ * before the deny itself: on a case-insensitive volume ~/.SSH is ~/.ssh, and
+ * a grant above it would otherwise let the other spelling through. The
+ * exact-case subpath after it decides (and explain shows) the path as
+ * written; a deeper grant after both re-opens only its own spelling. */
+static void emit_deny_any_case(gen_t *g, const char *guard, unsigned ops, const rrule_t *gr)
+{
+    if (gr->base != PB_ROOT || !strpbrk(gr->path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")) return;
+    emit_if(g, guard, false, ops, SBF_REGEX, PB_ROOT, sbpl_glob_regex(glob_escape(gr->path, &g->s->arena), true, &g->s->arena),
+            gr);
+}
+
 /* The session roots are parameters, so where they sit among the absolute
  * rules is only known when the profile runs. An absolute grant inside the
  * workspace (deny_read ~/project/secrets with the workspace at ~/project) is
@@ -389,9 +401,13 @@ static void emit_inside_sessions(gen_t *g)
         case LVL_WRITE: emit_if(g, p, true, SB_READ | SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr); break;
         case LVL_READ:
             emit_if(g, p, true, SB_READ, SBF_SUBPATH, PB_ROOT, p, gr);
+            emit_deny_any_case(g, p, SB_WRITE, gr);
             emit_if(g, p, false, SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr);
             break;
-        case LVL_NONE: emit_if(g, p, false, SB_READ | SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr); break;
+        case LVL_NONE:
+            emit_deny_any_case(g, p, SB_READ | SB_WRITE, gr);
+            emit_if(g, p, false, SB_READ | SB_WRITE, SBF_SUBPATH, PB_ROOT, p, gr);
+            break;
         }
     }
 }
@@ -413,10 +429,13 @@ static void emit_grants(gen_t *g)
             break;
         case LVL_READ:
             emit(g, true, SB_READ, SBF_SUBPATH, gr->base, gr->path, gr);
-            if (parent_may_write(&writes, gr, &g->s->arena))
+            if (parent_may_write(&writes, gr, &g->s->arena)) {
+                emit_deny_any_case(g, NULL, SB_WRITE, gr);
                 emit(g, false, SB_WRITE, SBF_SUBPATH, gr->base, gr->path, gr);
+            }
             break;
         case LVL_NONE:
+            emit_deny_any_case(g, NULL, SB_READ | SB_WRITE, gr);
             emit(g, false, SB_READ | SB_WRITE, SBF_SUBPATH, gr->base, gr->path, gr);
             break;
         }
@@ -491,20 +510,8 @@ static void emit_data_volume(gen_t *g)
  * (the files a socket is bound to are still the file rules' to allow). */
 static void emit_network(gen_t *g)
 {
-    const policy_t *p = g->r->pol;
-    if (!p->command_domains.n) {
-        section(g, "network: none for sandboxed commands (fetch goes through the runtime, which checks the allowlist)");
-    } else {
-        /* SPEC §15: the hosts of [network] command_domains only through the
-         * runner's allowlisting proxy, which listens on this host's loopback
-         * at the port it passes as -D PROXY_PORT=N (and sets HTTP_PROXY,
-         * HTTPS_PROXY, ALL_PROXY, NO_PROXY to it): outbound TCP to that port
-         * of localhost and nowhere else. */
-        section(g, "network: only the runner's proxy for [network] command_domains (sandbox-exec -D PROXY_PORT=N, "
-                   "with HTTP_PROXY/HTTPS_PROXY=http://127.0.0.1:N)");
-        add_text(g, "(allow network-outbound (remote tcp (string-append \"localhost:\" (param \"PROXY_PORT\"))))\n");
-    }
-    if (!policy_get(p, S_ALLOW_UNIX_SOCKETS)) return;
+    section(g, "network: none for sandboxed commands (fetch goes through the runtime, which checks the allowlist)");
+    if (!policy_get(g->r->pol, S_ALLOW_UNIX_SOCKETS)) return;
     add_text(g, ";; [network] allow_unix_sockets = true: AF_UNIX sockets, bound and connected at any path\n"
                 "(allow system-socket (socket-domain AF_UNIX))\n"
                 "(allow network-bind (local unix-socket (path-regex #\"^/\")))\n"
@@ -554,9 +561,7 @@ static void emit_cap(gen_t *g, const rrule_t *c)
         emit(g, false, ops, SBF_REGEX, PB_ROOT, sbpl_glob_regex(c->path, true, &g->s->arena), c);
         return;
     }
-    if (c->base == PB_ROOT && strpbrk(c->path, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
-        emit(g, false, ops, SBF_REGEX, PB_ROOT, sbpl_glob_regex(glob_escape(c->path, &g->s->arena), true, &g->s->arena),
-             c);
+    emit_deny_any_case(g, NULL, ops, c);
     emit(g, false, ops, SBF_SUBPATH, c->base, c->path, c);
 }
 
@@ -600,7 +605,8 @@ static void emit_caps(gen_t *g)
             if (r->caps.v[i].rule->kind == RK_RUNTIME && r->caps.v[i].base == PB_ROOT)
                 emit_dark_exemptions(g, &r->caps.v[i]);
     }
-    section(g, "caps: deny_read globs, deny_write and [protect]; nothing below can raise them");
+    section(g, "caps: deny_read globs, deny_write and [protect], each letter in either case (APFS ignores case); "
+               "nothing below can raise them");
     for (size_t i = 0; i < r->caps.n; i++)
         if (r->caps.v[i].rule->kind != RK_RUNTIME) emit_cap(g, &r->caps.v[i]);
     section(g, "lowered paths cannot be moved away and back: no unlink of them or their ancestors");
