@@ -510,8 +510,20 @@ static void emit_data_volume(gen_t *g)
  * (the files a socket is bound to are still the file rules' to allow). */
 static void emit_network(gen_t *g)
 {
-    section(g, "network: none for sandboxed commands (fetch goes through the runtime, which checks the allowlist)");
-    if (!policy_get(g->r->pol, S_ALLOW_UNIX_SOCKETS)) return;
+    const policy_t *p = g->r->pol;
+    if (!p->command_domains.n) {
+        section(g, "network: none for sandboxed commands (fetch goes through the runtime, which checks the allowlist)");
+    } else {
+        /* SPEC §15: the hosts of [network] command_domains only through the
+         * runner's allowlisting proxy, which listens on this host's loopback
+         * at the port it passes as -D PROXY_PORT=N (and sets HTTP_PROXY,
+         * HTTPS_PROXY, ALL_PROXY, NO_PROXY to it): outbound TCP to that port
+         * of localhost and nowhere else. */
+        section(g, "network: only the runner's proxy for [network] command_domains (sandbox-exec -D PROXY_PORT=N, "
+                   "with HTTP_PROXY/HTTPS_PROXY=http://127.0.0.1:N)");
+        add_text(g, "(allow network-outbound (remote tcp (string-append \"localhost:\" (param \"PROXY_PORT\"))))\n");
+    }
+    if (!policy_get(p, S_ALLOW_UNIX_SOCKETS)) return;
     add_text(g, ";; [network] allow_unix_sockets = true: AF_UNIX sockets, bound and connected at any path\n"
                 "(allow system-socket (socket-domain AF_UNIX))\n"
                 "(allow network-bind (local unix-socket (path-regex #\"^/\")))\n"
