@@ -1,10 +1,14 @@
 /* sbpl.c — SBPL profile generation (SPEC §6) and its structured evaluator.
  *
- * Order is the whole game: SBPL applies the last matching rule, so grants
- * are emitted shallow-to-deep (each grant sets both read and write, so a
- * deeper read-only grant really lowers a writable parent), then metadata
- * access to the ancestors of granted paths, then every cap — nothing after a
- * cap can raise it again. Paths and regexes are quoted by one function each.
+ * Order is the whole game: SBPL applies the last matching rule, so after the
+ * fixed base (what real tools need: link nodes, devices, the xcrun shims,
+ * sysctls, mach services, IPC; docs/macos.md) and the network, grants are
+ * emitted shallow-to-deep (each grant sets both read and write, so a deeper
+ * read-only grant really lowers a writable parent), then metadata access to
+ * the ancestors of granted paths and of the session dirs, the data volume's
+ * second spelling closed, the runtime-owned paths, then every cap — nothing
+ * after a cap can raise it again. Paths and regexes are quoted by one
+ * function each; every deny of a named path also holds in any case (APFS).
  */
 #include "sbpl.h"
 
