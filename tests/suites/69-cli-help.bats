@@ -12,8 +12,7 @@
 #     --golden directory — each names the file or argument and what to do.
 
 bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+source "$BATS_TEST_DIRNAME/../lib/bats.bash" # bats-support, bats-assert
 
 setup() {
     cd "${ROOT:-$BATS_TEST_DIRNAME/../..}"

@@ -8,8 +8,7 @@
 # The same for drun-mcp's completion, held to `drun-mcp --help`.
 
 bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
+source "$BATS_TEST_DIRNAME/../lib/bats.bash" # bats-support, bats-assert
 
 setup_file() {
     cd "${ROOT:-$BATS_TEST_DIRNAME/../..}"
