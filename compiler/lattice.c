@@ -22,6 +22,13 @@ static const struct {
 } protect_patterns[] = {
     {S_PROTECT_GIT_HOOKS, "/**/.git/hooks"},
     {S_PROTECT_GIT_CONFIG, "/**/.git/config"},
+    /* submodules' and bare repositories' hooks and config run too (SPEC
+     * §16); the Linux access-time layer also knows a repository by its
+     * structure (decide.h), a profile only by these names */
+    {S_PROTECT_GIT_HOOKS, "/**/.git/modules/**/hooks"},
+    {S_PROTECT_GIT_CONFIG, "/**/.git/modules/**/config"},
+    {S_PROTECT_GIT_HOOKS, "/**/*.git/hooks"},
+    {S_PROTECT_GIT_CONFIG, "/**/*.git/config"},
     {S_PROTECT_SHELL_RC, "/**/.bashrc"},
     {S_PROTECT_SHELL_RC, "/**/.bash_profile"},
     {S_PROTECT_SHELL_RC, "/**/.zshrc"},
