@@ -491,6 +491,32 @@ static level_t decide_child(lfs_t *fs, lnode_t *p, const char *name, buf_t *path
     return decide_abs(fs, buf_cstr(path), v);
 }
 
+/* Is there a grant the policy shows strictly below abs? A directory the
+ * policy hides with a grant deeper inside it (deny_read ~/p/secrets,
+ * allow_read ~/p/secrets/public) is passed through to reach that grant, as
+ * the mount plan mounts the grant inside an empty directory: it can be
+ * looked up and listed, and shows only what leads to the grant. */
+static bool grant_below(lfs_t *fs, const char *abs)
+{
+    arena_t a = ARENA_INIT;
+    bool found = false;
+    for (size_t i = 0; i < fs->res->grants.n && !found; i++) {
+        const rrule_t *g = &fs->res->grants.v[i];
+        if (g->level == LVL_NONE) continue;
+        const char *gabs = lattice_rule_abs(g, &fs->roots, &a);
+        found = gabs && strcmp(gabs, abs) != 0 && path_is_under(gabs, abs) &&
+                lattice_level_of(fs->res, &fs->roots, gabs, NULL) > LVL_NONE;
+    }
+    arena_free(&a);
+    return found;
+}
+
+/* Is name in p shown (looked up, listed)? */
+static bool shown(lfs_t *fs, lnode_t *p, const char *name, buf_t *path, fs_verdict_t *v)
+{
+    return decide_child(fs, p, name, path, v) > LVL_NONE || grant_below(fs, buf_cstr(path));
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     lfs_t *fs = FS(req);
@@ -499,7 +525,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     node_path(fs, p, name, &path);
     fs_verdict_t v;
     unsigned g0 = atomic_load(&fs->gen);
-    if (decide_child(fs, p, name, &path, &v) == LVL_NONE) {
+    if (!shown(fs, p, name, &path, &v)) {
         /* absent: no negative entry is cached (timeout 0), so a later
          * create comes here too and is refused as such */
         if (has(p->fd, name)) refuse(fs, "lookup", buf_cstr(&path), &v, LVL_READ);
@@ -889,7 +915,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
             path.len = base_len;
             if (path.len > 1) buf_addc(&path, '/');
             buf_adds(&path, de->d_name);
-            show = decide_child(fs, x, de->d_name, &path, &(fs_verdict_t){0}) > LVL_NONE;
+            show = shown(fs, x, de->d_name, &path, &(fs_verdict_t){0});
         }
         if (show) {
             struct stat st = {.st_ino = de->d_ino, .st_mode = (mode_t)de->d_type << 12};

@@ -40,6 +40,7 @@
 #define FUSE_USE_VERSION 312
 #include "fslayer.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <fcntl.h>
@@ -75,6 +76,7 @@ typedef struct fsl_tree {
     char *name;  /* the mount point's name in STATE/run/fuse */
     char *mnt;   /* the mount point, absolute */
     bool mounted;
+    char *backing; /* run's scratch dir: the name of its per-run backing dir in STATE/run/fuse, else NULL */
 } fsl_tree_t;
 
 struct fsl {
@@ -131,6 +133,14 @@ static bool layer_off(void)
     return e && (strcmp(e, "off") == 0 || strcmp(e, "0") == 0);
 }
 
+/* The FUSE device; DRUN_FUSE_DEV names another for the tests of the
+ * fallback (a path that is not one: the layer is unavailable). */
+static const char *fuse_dev(void)
+{
+    const char *d = getenv("DRUN_FUSE_DEV");
+    return d && *d ? d : "/dev/fuse";
+}
+
 bool fsl_available(const char **why)
 {
     if (layer_off()) {
@@ -138,13 +148,14 @@ bool fsl_available(const char **why)
         return false;
     }
     struct stat st;
-    if (stat("/dev/fuse", &st) != 0 || !S_ISCHR(st.st_mode)) {
+    const char *dev = fuse_dev();
+    if (stat(dev, &st) != 0 || !S_ISCHR(st.st_mode)) {
         *why = "/dev/fuse does not exist";
         return false;
     }
     /* fusermount3 opens it with the user's rights too: a 0600 /dev/fuse
      * (some containers) is for root alone */
-    int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+    int fd = open(dev, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         *why = "/dev/fuse cannot be opened by this user";
         return false;
@@ -200,16 +211,18 @@ static void pick_trees(fsl_t *l, const resolved_t *r, const roots_t *roots)
     for (size_t i = 0; i < r->grants.n; i++) {
         const rrule_t *g = &r->grants.v[i];
         if (g->base == PB_ROOT || *g->path || !user_grant(g)) continue;
-        if (g->base == PB_SCRATCH && roots->scratch_tmpfs) continue;
         const char *abs = lattice_rule_abs(g, roots, &a);
         if (!abs || lattice_level_of(r, roots, abs, NULL) == LVL_NONE || tree_of(l, abs, true)) continue;
-        fsl_tree_t t = {xstrdup(abs), -1, NULL, NULL, false};
+        /* run's scratch dir is a fresh tmpfs inside the sandbox, which the
+         * daemon cannot reach: it serves a fresh per-run directory in the
+         * state dir instead, removed with the run */
+        bool fresh = g->base == PB_SCRATCH && roots->scratch_tmpfs;
+        fsl_tree_t t = {xstrdup(abs), -1, NULL, NULL, false, fresh ? xstrdup("") : NULL};
         vec_push(&l->trees, t);
     }
     for (size_t i = 0; i < r->grants.n; i++) {
         const rrule_t *g = &r->grants.v[i];
         if (!user_grant(g)) continue;
-        if (g->base == PB_SCRATCH && roots->scratch_tmpfs) continue; /* a fresh tmpfs, not the host's */
         const char *abs = lattice_rule_abs(g, roots, &a);
         struct stat st;
         if (!abs || stat(abs, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
@@ -219,7 +232,7 @@ static void pick_trees(fsl_t *l, const resolved_t *r, const roots_t *roots)
     if (cand.n) qsort(cand.v, cand.n, sizeof *cand.v, cmp_depth);
     for (size_t i = 0; i < cand.n; i++) {
         if (under_tree(l, cand.v[i], false)) continue; /* served by the tree it is in */
-        fsl_tree_t t = {xstrdup(cand.v[i]), -1, NULL, NULL, false};
+        fsl_tree_t t = {xstrdup(cand.v[i]), -1, NULL, NULL, false, NULL};
         vec_push(&l->trees, t);
     }
     vec_free(&cand);
@@ -362,10 +375,88 @@ static _Noreturn void daemon_main(fsl_t *l, const resolved_t *r, const roots_t *
     _exit(0);
 }
 
+/* run's scratch: a fresh directory beside the mount points, the sandbox
+ * user's, which the layer serves in place of the tmpfs. */
+static bool make_backing(fsl_t *l, fsl_tree_t *t, char **err)
+{
+    free(t->backing);
+    t->backing = xasprintf("%s.home", t->name);
+    const sbx_ident_t *id = hs_ident();
+    int fd = -1;
+    if (mkdirat(l->run_fd, t->backing, 0700) == 0)
+        fd = openat(l->run_fd, t->backing, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || (id->drop && fchown(fd, id->uid, id->gid) != 0)) {
+        *err = xasprintf("cannot make the scratch dir's backing directory: %s", strerror(errno));
+        if (fd >= 0) close(fd);
+        return false;
+    }
+    t->fd = fd;
+    return true;
+}
+
+/* Removes name (below dirfd) and all it holds, by fd, never following a
+ * symlink: run's scratch dir after the run. */
+static void remove_tree_at(int at, const char *name, int depth)
+{
+    if (unlinkat(at, name, 0) == 0 || errno == ENOENT || depth > 256) return;
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    for (struct dirent *de; (de = readdir(d));)
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) remove_tree_at(dirfd(d), de->d_name, depth + 1);
+    closedir(d);
+    unlinkat(at, name, AT_REMOVEDIR);
+}
+
+static void unmount_one(const fsl_tree_t *t);
+
+/* What a runner that was killed (SIGKILL: no cleanup) left in
+ * STATE/run/fuse: its mount points, dead (ENOTCONN), and run's scratch
+ * backing dirs. Each name starts with the pid of its runner; one whose
+ * runner is gone is unmounted and removed. */
+static void sweep_stale(fsl_t *l)
+{
+    int fd = fcntl(l->run_fd, F_DUPFD_CLOEXEC, 3);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    VEC(char *) gone = {0};
+    for (struct dirent *de; (de = readdir(d));) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        if (pid <= 0 || *end != '.' || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        vec_push(&gone, xstrdup(de->d_name));
+    }
+    closedir(d);
+    for (size_t i = 0; i < gone.n; i++) {
+        const char *name = gone.v[i];
+        size_t n = strlen(name);
+        if (n > 5 && strcmp(name + n - 5, ".home") == 0) {
+            remove_tree_at(l->run_fd, name, 0);
+        } else {
+            char *rel = xasprintf("run/fuse/%s", name);
+            fsl_tree_t t = {NULL, -1, (char *)name, fsutil_state_path(rel), true, NULL};
+            unmount_one(&t);
+            unlinkat(l->run_fd, name, AT_REMOVEDIR);
+            free(t.mnt);
+            free(rel);
+        }
+        free(gone.v[i]);
+    }
+    vec_free(&gone);
+}
+
 /* The mount points, below the state dir by fd. */
 static bool make_mount_points(fsl_t *l, char **err)
 {
     if ((l->run_fd = hs_subdir("run/fuse", err)) < 0) return false;
+    sweep_stale(l);
     static atomic_ulong seq;
     unsigned long s = atomic_fetch_add(&seq, 1);
     for (size_t i = 0; i < l->trees.n; i++) {
@@ -378,6 +469,7 @@ static bool make_mount_points(fsl_t *l, char **err)
             *err = xasprintf("cannot make the layer's mount point %s: %s", t->mnt, strerror(errno));
             return false;
         }
+        if (t->backing && !make_backing(l, t, err)) return false;
     }
     return true;
 }
@@ -387,6 +479,7 @@ static bool open_trees(fsl_t *l, const roots_t *roots, int ws_fd, char **err)
 {
     for (size_t i = 0; i < l->trees.n; i++) {
         fsl_tree_t *t = &l->trees.v[i];
+        if (t->fd >= 0) continue; /* run's scratch: its backing dir */
         t->fd = roots->workspace && strcmp(t->path, roots->workspace) == 0 && ws_fd >= 0
                     ? fcntl(ws_fd, F_DUPFD_CLOEXEC, 3)
                     : open(t->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -548,13 +641,27 @@ void fsl_rewrite(const fsl_t *l, void *strvec, size_t from)
         bool bind = !by_fd && di == 2 && (strstr(opt, "bind") != NULL) && strcmp(opt, "--ro-bind-data") != 0 &&
                     strcmp(opt, "--bind-data") != 0;
         const fsl_tree_t *at = dest ? tree_of(l, dest, true) : NULL, *in = dest ? tree_of(l, dest, false) : NULL;
-        bool ro = strstr(opt, "ro-") != NULL;
+        /* a served tree is always bound read-write: the layer decides each
+         * level in it (a read grant may hold a write grant deeper down) */
         if (dest && by_fd && (at || in)) {
             /* kept (bwrap checks the inode, then closes the fd), then covered */
             for (size_t k = i; k < end; k++) vec_push(&out, v->v[k]);
-            vec_push(&out, xstrdup(ro ? "--ro-bind" : "--bind"));
+            vec_push(&out, xstrdup("--bind"));
             vec_push(&out, view_of(at ? at : in, dest));
             vec_push(&out, xstrdup(dest));
+        } else if (dest && at && !strcmp(opt, "--tmpfs")) {
+            /* run's scratch dir: its served backing dir instead of a tmpfs */
+            free(v->v[i]);
+            vec_push(&out, xstrdup("--bind"));
+            vec_push(&out, view_of(at, dest));
+            vec_push(&out, v->v[i + 1]);
+        } else if (dest && at && bind) {
+            /* the tree's own bind: from its FUSE mount */
+            free(v->v[i]);
+            vec_push(&out, xstrdup("--bind"));
+            free(v->v[i + 1]);
+            vec_push(&out, view_of(at, dest));
+            for (size_t k = i + 2; k < end; k++) vec_push(&out, v->v[k]);
         } else if (dest && in) {
             /* inside a served tree: the layer decides there; a --perms or
              * --size that applied to it goes with it */
@@ -565,12 +672,6 @@ void fsl_rewrite(const fsl_t *l, void *strvec, size_t from)
                 out.n -= 2;
             }
             for (size_t k = i; k < end; k++) free(v->v[k]);
-        } else if (dest && at && bind) {
-            /* the tree's own bind: from its FUSE mount */
-            vec_push(&out, v->v[i]);
-            free(v->v[i + 1]);
-            vec_push(&out, view_of(at, dest));
-            for (size_t k = i + 2; k < end; k++) vec_push(&out, v->v[k]);
         } else {
             for (size_t k = i; k < end; k++) vec_push(&out, v->v[k]);
         }
@@ -629,6 +730,7 @@ static void unmount_all(fsl_t *l)
         if (t->mounted) unmount_one(t);
         t->mounted = false;
         if (l->run_fd >= 0 && t->name) unlinkat(l->run_fd, t->name, AT_REMOVEDIR);
+        if (l->run_fd >= 0 && t->backing && *t->backing) remove_tree_at(l->run_fd, t->backing, 0);
     }
 }
 
@@ -637,7 +739,7 @@ static void fsl_free(fsl_t *l)
     for (size_t i = 0; i < l->trees.n; i++) {
         fsl_tree_t *t = &l->trees.v[i];
         if (t->fd >= 0) close(t->fd);
-        free(t->path), free(t->name), free(t->mnt);
+        free(t->path), free(t->name), free(t->mnt), free(t->backing);
     }
     vec_free(&l->trees);
     if (l->pidfd >= 0) close(l->pidfd);
@@ -743,7 +845,7 @@ fsl_t *fsl_begin(const resolved_t *r, const roots_t *roots, int ws_fd)
     }
     buf_t caps = BUF_INIT;
     glob_caps_text(r, &caps);
-    if (caps.len)
+    if (caps.len && !layer_off()) /* asked for by name: no notice */
         fprintf(stderr, "drun-policy: the access-time filesystem layer is not used (%s): these caps hold only where "
                         "a mount could be placed when the run started (existing matches, the roots of the grants, "
                         "existing .git dirs), not for names made later in new or other directories: %s\n",

@@ -243,12 +243,20 @@ EOF
     [[ "$output" == *"more than 200000 entries"* ]]
 }
 
-@test "without the layer the run falls back to mounts and names the caps it cannot hold at depth" {
+@test "without /dev/fuse the run falls back to mounts and names the caps it cannot hold at depth" {
+    mkdir -p "$T/ws/sub"
     own
-    LAYER=off dprun 'ls -A; true'
+    run env -i HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin XDG_STATE_HOME="$T/state" DRUN_FUSE_DEV=/nonexistent \
+        "$DP" run "$T/cfg.toml" --workspace "$T/ws" -- sh -c 'grep -c fuse.drun /proc/self/mountinfo; echo x > sub/.mcp.json; true'
     [ "$status" -eq 0 ]
-    [[ "$output" == *"access-time filesystem layer is not used (DRUN_FS_LAYER=off)"* ]]
-    [[ "$output" == *'"**/*.secret"'* && "$output" == *'"**/.git/hooks"'* ]]
+    [[ "$output" == *"access-time filesystem layer is not used (/dev/fuse does not exist)"* ]]
+    [[ "$output" == *'"**/*.secret"'* && "$output" == *'"**/.git/hooks"'* && "$output" == *'"**/.mcp.json"'* ]]
+    # the gap it names is real: an existing subdirectory got no block
+    [ -e "$T/ws/sub/.mcp.json" ]
+    # asked for by name (DRUN_FS_LAYER=off), the fallback is quiet
+    LAYER=off dprun 'true'
+    [ "$status" -eq 0 ]
+    [[ "$output" != *"layer is not used"* ]]
 }
 
 @test "a killed daemon: accesses fail, never the raw tree; the run ends with 125 and says why" {
