@@ -218,7 +218,8 @@ export async function start(transport, opts = {}) {
 /** The session IDs with a directory in the state dir. */
 export function sessionDirs(stateDir) {
   try {
-    return fs.readdirSync(path.join(stateDir, 'sessions'));
+    // sessions only: a family's checkpoint store (ckpt-ID) lives beside them
+    return fs.readdirSync(path.join(stateDir, 'sessions')).filter((n) => !n.startsWith('ckpt-'));
   } catch {
     return [];
   }
