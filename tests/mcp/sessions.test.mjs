@@ -327,3 +327,18 @@ test('an allowlist that covers the state dir still keeps the store, the snapshot
     assert.equal(JSON.stringify(tree(state)), before, 'nothing under the state dir changed');
   });
 });
+
+test('a family\'s object store lives while one of its sessions does, and goes with the last', async () => {
+  await withServer('stdio', { config: '' }, async (srv) => {
+    const a = await srv.call('create_session', {});
+    await srv.call('session_write_file', { session_id: a.session_id, path: 'x', content: 'x' });
+    const b = await srv.call('session_fork', { session_id: a.session_id });
+    const store = path.join(srv.stateDir, 'sessions', `ckpt-${a.session_id}`);
+    await srv.call('session_close', { session_id: a.session_id });
+    assert.ok(fs.existsSync(store), 'the fork still uses the store');
+    const r = await srv.call('session_rollback', { session_id: b.session_id, checkpoint: 1 });
+    assert.equal(r.checkpoint_id, 3);
+    await srv.call('session_close', { session_id: b.session_id });
+    assert.deepEqual(fs.readdirSync(path.join(srv.stateDir, 'sessions')), [], 'store and sessions are gone');
+  });
+});
