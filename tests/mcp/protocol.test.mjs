@@ -269,7 +269,7 @@ test('examples/client.mjs runs against drun-mcp over stdio', async () => {
       XDG_STATE_HOME: path.join(dir, 'state') },
   });
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /offers 10 tools/);
+  assert.match(r.stdout, /offers 21 tools/); // 10, session_package_install and the session model's 10
   assert.match(r.stdout, /time out after 9000 ms/);
   assert.match(r.stdout, /exit 0 in/);
   assert.match(r.stdout, /hello from \//);
