@@ -8,6 +8,7 @@
  */
 #include "explain.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ struct explain {
     bwrap_t *bw;             /* NULL when the plan failed: bw_err */
     char *bw_err;
     bool bw_exec;            /* exec-time plan (live filesystem) rather than the template */
+    VEC(bw_op_t) bw_skipped; /* exec-time plan: the -try binds bwrap skips here (source missing) */
     const char *scratch_made;/* the empty scratch dir made for the exec-time plan, or NULL */
     diag_list_t diags;
     arena_t a;
@@ -139,6 +141,39 @@ static void make_scratch(explain_t *e)
     free(tmpl);
 }
 
+/* The exec-time plan as this host's sandbox will have it: bwrap skips a
+ * --bind-try or --ro-bind-try whose source does not exist (a grant on a
+ * path this host does not have), so nothing is mounted there and the mounts
+ * around it decide; evaluating the op as if it mounted would answer "allow"
+ * for a path the sandbox does not have. Such ops leave the plan explain
+ * evaluates and are kept in e->bw_skipped, to be named in the answer. */
+static void drop_skipped_binds(explain_t *e)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < e->bw->ops.n; i++) {
+        const bw_op_t *op = &e->bw->ops.v[i];
+        bool try = strcmp(op->opt, "--bind-try") == 0 || strcmp(op->opt, "--ro-bind-try") == 0;
+        char *src = try ? bwrap_word_value(op->a, &e->roots[TARGET_LINUX], NULL) : NULL;
+        struct stat st;
+        if (src && stat(src, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)) vec_push(&e->bw_skipped, *op);
+        else e->bw->ops.v[keep++] = *op;
+        free(src);
+    }
+    e->bw->ops.n = keep;
+}
+
+/* The skipped bind whose destination holds path (the deepest), or NULL. */
+static const bw_op_t *skipped_bind(const explain_t *e, const char *path)
+{
+    const bw_op_t *best = NULL;
+    for (size_t i = 0; i < e->bw_skipped.n; i++) {
+        const bw_op_t *op = &e->bw_skipped.v[i];
+        if (op->b.kind == BW_LIT && path_is_under(path, op->b.s) && (!best || strlen(op->b.s) > strlen(best->b.s)))
+            best = op;
+    }
+    return best;
+}
+
 explain_t *explain_new(const policy_t *p, const explain_opts_t *o, char **err)
 {
     *err = NULL;
@@ -160,6 +195,7 @@ explain_t *explain_new(const policy_t *p, const explain_opts_t *o, char **err)
     if (e->bw_exec) make_scratch(e);
     sbpl_build(e->res[TARGET_MACOS], e->res[TARGET_MACOS]->facts, &e->diags, &e->sbpl);
     e->bw = bwrap_plan(e->res[TARGET_LINUX], e->bw_exec ? &e->roots[TARGET_LINUX] : NULL, &e->bw_err);
+    if (e->bw && e->bw_exec) drop_skipped_binds(e);
     return e;
 fail:
     explain_free(e);
@@ -175,6 +211,7 @@ void explain_free(explain_t *e)
     }
     sbpl_free(e->sbpl);
     bwrap_free(e->bw);
+    vec_free(&e->bw_skipped);
     free(e->bw_err);
     if (e->scratch_made) rmdir(e->scratch_made);
     diag_list_free(&e->diags);
@@ -242,6 +279,7 @@ typedef struct tanswer {
     level_t enforced;       /* what the artifact does */
     const sbpl_rule_t *rd, *wr;
     const bw_op_t *op;
+    const bw_op_t *skipped; /* linux: the -try bind of a grant this host lacks, over the path */
     bool private_tmp;
     const char *differs;    /* NULL, or why the artifact is not the lattice */
     bool documented;        /* differs for a documented reason */
@@ -389,6 +427,13 @@ static void classify(explain_t *e, tanswer_t *a, target_t t)
         a->documented = true;
         return;
     }
+    if (t == TARGET_LINUX && a->skipped) {
+        a->differs = "stricter on this host: the granted path does not exist here, so bwrap skips its bind "
+                     "(--bind-try mounts nothing when the source is missing) and the sandbox has no such path, "
+                     "nor can it make one; the lattice answers for the path as the policy names it";
+        a->documented = true;
+        return;
+    }
     if (t == TARGET_LINUX && a->enforced < lat && a->op && a->op->note && strstr(a->op->note, "block")) {
         a->differs = "stricter on Linux: bwrap blocks a protected path that does not exist yet at its first "
                      "missing component (an empty read-only directory, or /dev/null for a file), and this path "
@@ -413,6 +458,7 @@ static void eval_target(explain_t *e, target_t t, const qpath_t *q, tanswer_t *a
         a->enforced = e->sbpl ? sbpl_eval(e->sbpl, &e->roots[t], a->path, &a->rd, &a->wr) : LVL_NONE;
     } else {
         a->enforced = e->bw ? bwrap_eval(e->bw, &e->roots[t], a->path, &a->op, &a->private_tmp) : LVL_NONE;
+        if (a->enforced < a->why.level) a->skipped = skipped_bind(e, a->path);
     }
     classify(e, a, t);
 }
@@ -527,6 +573,7 @@ static void path_text(explain_t *e, bool write, const char *arg, tanswer_t a[2],
             buf_addc(out, '\n');
             const bw_op_t *rm = e->bw ? remount_of(e->bw, x->op) : NULL;
             if (rm) buf_printf(out, "                      %s\n", op_text(e, rm));
+            if (x->skipped) buf_printf(out, "          skipped here: %s  (its source does not exist)\n", op_text(e, x->skipped));
             if (x->private_tmp)
                 buf_adds(out, "          the sandbox has its own /tmp, /dev and /proc there: the host's files are not "
                               "reachable\n");
@@ -566,6 +613,10 @@ static void target_json(explain_t *e, jw_t *j, target_t t, const tanswer_t *x, b
         jw_str(j, rm ? op_text(e, rm) : NULL);
         jw_key(j, "private");
         jw_bool(j, x->private_tmp);
+        if (x->skipped) {
+            jw_key(j, "skipped"); /* the bind bwrap skips on this host: its source does not exist */
+            jw_str(j, op_text(e, x->skipped));
+        }
     } else {
         const char *lines[2];
         unsigned nums[2];
