@@ -10,7 +10,6 @@
 
 #include "argcheck.h"
 #include "log.h"
-#include "sesstools.h"
 #include "textenc.h"
 
 static const tool_def_t *const tool_table[] = {

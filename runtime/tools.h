@@ -49,7 +49,11 @@ typedef struct tool_def {
 
 extern const tool_def_t tool_create_session, tool_session_list, tool_session_close,
     tool_session_bash, tool_session_write_file, tool_session_read_file, tool_session_list_files,
-    tool_session_fetch, tool_session_get_env, tool_get_policy, tool_session_package_install;
+    tool_session_fetch, tool_session_get_env, tool_get_policy, tool_session_package_install,
+    /* the session model (sesstools.h) */
+    tool_session_mount, tool_session_export, tool_session_history, tool_session_diff,
+    tool_session_rollback, tool_session_fork, tool_session_label, tool_session_snapshot,
+    tool_session_restore, tool_list_snapshots;
 
 /* Parses every schema once and prints the tools/list array (server startup;
  * aborts on a malformed built-in schema: that is a build bug). */
