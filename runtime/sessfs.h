@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
 #include "ckpt.h"
+#include "drun_policy.h"
 
 /* A file left out, and why (a sentence fragment: "hidden by the policy"). */
 typedef struct sessfs_skip {

@@ -43,9 +43,7 @@ char *sess_snapshots_dir(tool_call_t *tc);
 /* The store's family name for a session id ("ckpt-ID"), into out[48]. */
 void sess_family(const char *id, char out[48]);
 
-extern const tool_def_t tool_session_mount, tool_session_export, tool_session_history,
-    tool_session_diff, tool_session_rollback, tool_session_fork, tool_session_label,
-    tool_session_snapshot, tool_session_restore, tool_list_snapshots;
+/* The tool definitions themselves are declared in tools.h, with the others. */
 
 /* The checkpoint argument of a call (an id as an integer or a string, or a
  * label): into out[32] for an integer, else the string; NULL when absent. */
