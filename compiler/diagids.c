@@ -1,6 +1,7 @@
 /* diagids.c — the diagnostic ID table (see diagids.h). A new rule is one row
- * here, its check in lint.c, a section in docs/lint-rules.md and a fixture
- * directory tests/lint/ID/; the 40-lint suite fails until all four exist. */
+ * here, its check in review/lint_rules_tree.c or lint_rules_policy.c, a
+ * section in docs/lint-rules.md and a fixture directory tests/lint/ID/; the
+ * 40-lint suite fails until all four exist. */
 #include "diagids.h"
 
 #include <string.h>

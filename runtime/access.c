@@ -342,7 +342,7 @@ static bool placeholder_at(access_t *a, const char *rel, int dirfd, const char *
                            const struct stat *st, int depth)
 {
     /* What bwrap's plan makes: an empty directory or an empty file with
-     * one name (block_missing in compiler/backends/bwrap.c). */
+     * one name (block_missing in compiler/backends/bwrap_plan.c). */
     if (S_ISREG(st->st_mode)) {
         if (st->st_size != 0 || st->st_nlink != 1)
             return false;
