@@ -1,7 +1,8 @@
 /* cmd_explain.c — `drun-policy explain [CONFIG] [--workspace DIR]
  * [--read PATH] [--write PATH] [--exec CMD] [--fetch URL] [--queries FILE]
  * [--json] [--facts FILE]...`: the policy in plain words, or answers to
- * questions (one JSON object for one question, an array for several).
+ * questions (one JSON object for one question, an array for several; the
+ * overview as one object with --json and no question).
  * A "deny" is an answer: exit 0. Config errors exit 1, usage and I/O 2. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,12 +79,6 @@ int cmd_explain(const cli_args_t *a)
         buf_free(&file);
         return EXIT_USAGE;
     }
-    if (a->json && !qs.n && !a->q_file) {
-        fprintf(stderr, "drun-policy explain: --json answers a question: add --read, --write, --exec, --fetch or "
-                        "--queries\n");
-        vec_free(&qs);
-        return EXIT_USAGE;
-    }
     policy_t *p = cli_load_policy("explain", a->pos[0], &rc);
     /* probing this host: its runtime-owned paths are known (the state dir,
      * this config); with a facts file they would be another host's */
@@ -98,9 +93,12 @@ int cmd_explain(const cli_args_t *a)
     if (e) {
         jw_t j;
         if (a->json) jw_init(&j, &out, true);
-        bool array = a->json && (qs.n != 1 || a->q_file);
+        bool array = a->json && (qs.n > 1 || a->q_file);
         if (array) jw_arr(&j);
-        if (!qs.n && !a->json) explain_overview(e, &out);
+        if (!qs.n && !a->q_file) { /* no question: the overview */
+            if (a->json) explain_overview_json(e, &j);
+            else explain_overview(e, &out);
+        }
         for (size_t i = 0; i < qs.n && rc == EXIT_OK; i++) {
             if (!a->json && i) buf_addc(&out, '\n');
             if (!explain_query(e, qs.v[i].q, qs.v[i].arg, &out, a->json ? &j : NULL, &err)) {

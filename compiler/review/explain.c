@@ -1235,3 +1235,71 @@ void explain_overview(explain_t *e, buf_t *out)
         if (!e->sbpl) buf_adds(out, "  macos: policy.sb could not be built (a path holds a control character)\n");
     }
 }
+
+/* The overview's sections as JSON: {"title", "lines"}, the lines as the text
+ * shows them (two-space indent dropped), so the two forms never disagree. */
+static void overview_sections_json(const char *text, jw_t *j)
+{
+    const char *s = strstr(text, "\n\n"); /* the blank line that ends the header block */
+    if (s) s++;
+    jw_arr(j);
+    bool open = false;
+    while (s && *s) {
+        const char *nl = strchr(s, '\n');
+        size_t n = nl ? (size_t)(nl - s) : strlen(s);
+        if (n == 0) { /* a blank line: the next line is a section's title */
+            if (open) jw_end(j), jw_end(j);
+            open = false;
+            s = nl ? nl + 1 : NULL;
+            if (!s || !*s) break;
+            nl = strchr(s, '\n');
+            n = nl ? (size_t)(nl - s) : strlen(s);
+            jw_obj(j);
+            jw_key(j, "title");
+            jw_strn(j, s, n);
+            jw_key(j, "lines");
+            jw_arr(j);
+            open = true;
+        } else if (open) {
+            size_t skip = n >= 2 && s[0] == ' ' && s[1] == ' ' ? 2 : 0;
+            jw_strn(j, s + skip, n - skip);
+        }
+        s = nl ? nl + 1 : NULL;
+    }
+    if (open) jw_end(j), jw_end(j);
+    jw_end(j);
+}
+
+void explain_overview_json(explain_t *e, struct jw *j)
+{
+    const policy_t *p = e->pol;
+    buf_t text = BUF_INIT;
+    explain_overview(e, &text);
+    jw_obj(j);
+    jw_key(j, "policy");
+    jw_str(j, p->path ? p->path : p->src ? p->src->name : "<default>");
+    jw_key(j, "default");
+    jw_bool(j, p->is_default);
+    jw_key(j, "targets");
+    jw_obj(j);
+    for (int t = 0; t < 2; t++) {
+        jw_key(j, facts_target_name((target_t)t));
+        jw_obj(j);
+        jw_key(j, "facts");
+        jw_str(j, e->facts_from[t]);
+        jw_key(j, "home");
+        jw_str(j, e->facts[t]->home);
+        jw_key(j, "workspace");
+        jw_str(j, e->roots[t].workspace);
+        jw_end(j);
+    }
+    jw_end(j);
+    jw_key(j, "scratch");
+    jw_str(j, explain_show_path(e->res[TARGET_LINUX], NULL, e->roots[TARGET_LINUX].scratch, &e->a));
+    jw_key(j, "plan");
+    jw_str(j, e->bw_exec ? "exec" : "template");
+    jw_key(j, "sections");
+    overview_sections_json(buf_cstr(&text), j);
+    jw_end(j);
+    buf_free(&text);
+}

@@ -40,6 +40,13 @@ void explain_free(explain_t *e);
 /* The whole policy in plain words, grouped for a reviewer. */
 void explain_overview(explain_t *e, buf_t *out);
 
+/* The same overview as one JSON object written into j: policy, default,
+ * targets (each: facts, home, workspace), scratch, plan ("exec" or
+ * "template") and sections, each {"title", "lines"} with the lines of the
+ * text form. */
+struct jw;
+void explain_overview_json(explain_t *e, struct jw *j);
+
 typedef enum { EQ_READ, EQ_WRITE, EQ_EXEC, EQ_FETCH } explain_q_t;
 
 /* One answer. Text when j is NULL; else one JSON object written into j.
