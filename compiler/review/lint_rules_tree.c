@@ -83,6 +83,22 @@ static void rule_network_tree(lint_t *l, const toml_value *root)
             if (!wild && is_wildcard_domain(s) && c != DOMAIN_WARN_URL) wild = toml_at(doms, i);
         }
     }
+    /* [network] command_domains (SPEC §15): the same classes, said for what
+     * they open there; a host in both lists is fine */
+    const toml_value *cmds = lint_tget(lint_tget(root, "network"), "command_domains");
+    for (size_t i = 0; cmds && toml_type_of(cmds) == TOML_ARRAY && i < toml_len(cmds); i++) {
+        const char *s = tstr(toml_at(cmds, i));
+        if (!s) continue;
+        domain_lint_t c = domain_text_lint(s, NULL);
+        if (c == DOMAIN_WARN_ALL)
+            lint_finding(l, "wildcard-domain", toml_span(toml_at(cmds, i)),
+                    "'*' in command_domains lets sandboxed commands reach every host name through the proxy; "
+                    "list the hosts they need instead");
+        else if (c == DOMAIN_WARN_SUFFIX)
+            lint_finding(l, "wildcard-domain", toml_span(toml_at(cmds, i)),
+                    "'%s' in command_domains covers a public suffix, so sandboxed commands reach any site "
+                    "registered under it; list the sites they need instead", s);
+    }
     const toml_value *priv = lint_tget(lint_tget(root, "network"), "allow_private_addresses");
     if (is_true(priv) && wild)
         lint_finding(l, "private-addresses-with-wildcard", toml_span(priv),
