@@ -85,6 +85,7 @@ struct fsl {
     int pidfd;          /* the daemon's, for the watcher */
     int stop_fd;        /* eventfd: the watcher ends */
     int log_fd;         /* memfd: the daemon's record of refusals */
+    int guard_r, guard_w; /* the guard's pipe: the runner holds the write end while it lives */
     int run_fd;         /* STATE/run/fuse, O_DIRECTORY */
     pthread_t watcher;
     bool watching;
@@ -341,6 +342,29 @@ static struct fuse_session *mount_tree(fsl_tree_t *t, const resolved_t *r, const
     return se;
 }
 
+static void unmount_one(const fsl_tree_t *t);
+
+/* The guard: a child of the daemon that keeps the rights the mounts were
+ * made with and unmounts every tree once the runner is gone, however it
+ * went (the runner's end of the pipe closes, a SIGKILL included), so that
+ * no mount outlives its run on the host, dead or alive. (The sandbox keeps
+ * its own copies of the mounts, which die with the daemon: ENOTCONN.) */
+static void start_guard(const fsl_t *l)
+{
+    pid_t g = fork();
+    if (g != 0) {
+        close(l->guard_r);
+        return;
+    }
+    prctl(PR_SET_NAME, "drun-fuse-guard");
+    int keep[1] = {l->guard_r};
+    if (!keep_only(keep, 1)) _exit(1);
+    char c;
+    while (read(l->guard_r, &c, 1) < 0 && errno == EINTR) {}
+    for (size_t i = 0; i < l->trees.n; i++) unmount_one(&l->trees.v[i]);
+    _exit(0);
+}
+
 static _Noreturn void daemon_main(fsl_t *l, const resolved_t *r, const roots_t *roots, pid_t parent, int ready_w)
 {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
@@ -350,12 +374,14 @@ static _Noreturn void daemon_main(fsl_t *l, const resolved_t *r, const roots_t *
     size_t nk = 0;
     keep[nk++] = ready_w;
     keep[nk++] = l->log_fd;
+    keep[nk++] = l->guard_r;
     for (size_t i = 0; i < l->trees.n && nk < 64; i++) keep[nk++] = l->trees.v[i].fd;
     if (!keep_only(keep, nk)) _exit(1);
     fsl_log_t log = {l->log_fd, PTHREAD_MUTEX_INITIALIZER, STRMAP_INIT, 0};
     serve_arg_t *se = xcalloc(l->trees.n, sizeof *se);
     for (size_t i = 0; i < l->trees.n; i++)
         if (!(se[i].se = mount_tree(&l->trees.v[i], r, roots, &log, ready_w))) _exit(1);
+    start_guard(l);
     /* the sandbox's host user from here on (a root runner): the backing
      * tree is read and written with its rights, and what it makes is its */
     const sbx_ident_t *id = hs_ident();
@@ -411,7 +437,6 @@ static void remove_tree_at(int at, const char *name, int depth)
     unlinkat(at, name, AT_REMOVEDIR);
 }
 
-static void unmount_one(const fsl_tree_t *t);
 
 /* What a runner that was killed (SIGKILL: no cleanup) left in
  * STATE/run/fuse: its mount points, dead (ENOTCONN), and run's scratch
@@ -509,6 +534,8 @@ static bool start_daemon(fsl_t *l, const resolved_t *r, const roots_t *roots, ch
         daemon_main(l, r, roots, parent, rp[1]);
     }
     close(rp[1]);
+    close(l->guard_r); /* the daemon's (and its guard's) now */
+    l->guard_r = -1;
     for (size_t i = 0; i < l->trees.n; i++) {
         close(l->trees.v[i].fd); /* the daemon's now */
         l->trees.v[i].fd = -1;
@@ -538,15 +565,17 @@ fsl_t *fsl_start(const resolved_t *r, const roots_t *roots, int ws_fd, char **er
     *err = NULL;
     fsl_t *l = xcalloc(1, sizeof *l);
     l->daemon = -1;
-    l->pidfd = l->stop_fd = l->log_fd = l->run_fd = -1;
+    l->pidfd = l->stop_fd = l->log_fd = l->run_fd = l->guard_r = l->guard_w = -1;
     pick_trees(l, r, roots);
     if (!l->trees.n) {
         fsl_free(l);
         return NULL;
     }
+    int gp[2];
+    if (pipe2(gp, O_CLOEXEC) == 0) l->guard_r = gp[0], l->guard_w = gp[1];
     l->log_fd = memfd_create("drun-fs-refusals", MFD_CLOEXEC);
     l->stop_fd = eventfd(0, EFD_CLOEXEC);
-    if (l->log_fd < 0 || l->stop_fd < 0) *err = xasprintf("cannot start the filesystem layer: %s", strerror(errno));
+    if (l->log_fd < 0 || l->stop_fd < 0 || l->guard_w < 0) *err = xasprintf("cannot start the filesystem layer: %s", strerror(errno));
     if (*err || !make_mount_points(l, err) || !open_trees(l, roots, ws_fd, err) || !start_daemon(l, r, roots, err)) {
         if (l->daemon > 0) {
             kill(l->daemon, SIGKILL);
@@ -744,6 +773,8 @@ static void fsl_free(fsl_t *l)
     vec_free(&l->trees);
     if (l->pidfd >= 0) close(l->pidfd);
     if (l->stop_fd >= 0) close(l->stop_fd);
+    if (l->guard_r >= 0) close(l->guard_r);
+    if (l->guard_w >= 0) close(l->guard_w);
     if (l->log_fd >= 0) close(l->log_fd);
     if (l->run_fd >= 0) close(l->run_fd);
     free(l);

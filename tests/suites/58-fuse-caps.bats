@@ -317,3 +317,19 @@ EOF
     [ ! -e "$T/ws/sub/.git/hooks/pre-commit" ] && [ ! -e "$T/ws/sub/.mcp.json" ]
     [ "$(cat "$T/ws/sub/ok.json")" = ok ]
 }
+
+@test "a runner killed with SIGKILL leaves no mount on the host (the guard unmounts)" {
+    own
+    env -i HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin XDG_STATE_HOME="$T/state" \
+        "$DP" run "$T/cfg.toml" --workspace "$T/ws" -- sh -c 'touch ready; sleep 600' > /dev/null 2>&1 &
+    runpid=$!
+    for _ in $(seq 1 600); do [ -e "$T/ws/ready" ] && break; sleep 0.05; done
+    grep -q " $T/state/drun/run/fuse/" /proc/mounts
+    kill -KILL "$runpid"
+    wait "$runpid" || true
+    for _ in $(seq 1 200); do grep -q " $T/state/drun/run/fuse/" /proc/mounts || break; sleep 0.05; done
+    ! grep -q " $T/state/drun/run/fuse/" /proc/mounts
+    # and the tree can be removed (no busy mount point in it)
+    rm -rf "$T/state"
+    [ ! -e "$T/state" ]
+}
