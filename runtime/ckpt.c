@@ -710,7 +710,9 @@ int64_t ckpt_record(ckpt_t *c, int ws_fd, const char *tool, const char *summary,
 bool ckpt_label_valid(const char *label)
 {
     size_t n = strlen(label);
-    if (n == 0 || n > CKPT_LABEL_MAX)
+    /* ".", ".." and "-rf" read as paths or options wherever a label is
+     * pasted into a command line */
+    if (n == 0 || n > CKPT_LABEL_MAX || label[0] == '.' || label[0] == '-')
         return false;
     bool digits = true;
     for (const char *p = label; *p; p++) {
@@ -811,7 +813,8 @@ bool ckpt_label(ckpt_t *c, const char *ref, const char *label, int64_t *id, char
 {
     if (!ckpt_label_valid(label)) {
         *err = xasprintf("label \"%s\" is not accepted: use 1 to 64 letters, digits, '.', '_' "
-                         "or '-', not only digits (digits name checkpoint ids)", label);
+                         "or '-', not starting with '.' or '-' and not only digits (digits "
+                         "name checkpoint ids)", label);
         return false;
     }
     pthread_mutex_lock(&c->mu);

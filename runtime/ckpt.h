@@ -89,7 +89,8 @@ void ckpt_infos_free(ckpt_info_t *v, size_t n);
 int64_t ckpt_head(ckpt_t *c);
 
 /* Labels checkpoint ref (NULL: the newest) as label, moving the label if
- * another checkpoint had it. label: 1-64 of [A-Za-z0-9._-], not all digits.
+ * another checkpoint had it. label: 1-64 of [A-Za-z0-9._-], not starting with
+ * '.' or '-', not all digits.
  * false with *err. */
 bool ckpt_label(ckpt_t *c, const char *ref, const char *label, int64_t *id, char **err);
 

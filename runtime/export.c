@@ -22,15 +22,59 @@
 
 #include "beneath.h"
 
-typedef struct ex {
+/* the export under way; the policy callback sees it as an export_tree_t */
+typedef struct export_tree {
     const export_req_t *r;
     export_res_t *res;
     int outfd;            /* the output directory; -1 in a dry run when it is missing */
     strmap_t kept;        /* paths of the checkpoint that are exported (or refused) */
     strmap_t kept_dirs;   /* their ancestors */
-    arena_t arena;        /* keys of kept_dirs */
+    arena_t arena;        /* keys of kept_dirs and held */
+    strmap_t held;        /* every path of the checkpoint and its ancestors */
     unsigned tmpn;
 } ex_t;
+
+static void ex_hold(ex_t *x, const char *path)
+{
+    char *k = arena_strdup(&x->arena, path);
+    strmap_put(&x->held, k, 1);
+    for (char *p = strrchr(k, '/'); p; p = strrchr(k, '/')) {
+        k = arena_strndup(&x->arena, k, (size_t)(p - k));
+        strmap_put(&x->held, k, 1);
+    }
+}
+
+static int ex_collect(void *ctx, const char *path, ckpt_kind_t kind, const void *data, size_t len)
+{
+    (void)kind, (void)data, (void)len;
+    ex_hold(ctx, path);
+    return 0;
+}
+
+bool export_tree_has(const export_tree_t *t, const char *rel, bool *on_host)
+{
+    const ex_t *x = t;
+    if (on_host)
+        *on_host = false;
+    if (!*rel)
+        return true;
+    bool held = strmap_get(&x->held, rel) >= 0;
+    if (x->outfd < 0)
+        return held;
+    /* the host entry, any type, with no symlink followed on the way */
+    char *dup;
+    const char *parent, *name;
+    beneath_split(rel, &dup, &parent, &name);
+    int pfd = beneath_open_dir(x->outfd, parent, false);
+    struct stat st;
+    bool host = pfd >= 0 && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (pfd >= 0)
+        close(pfd);
+    free(dup);
+    if (on_host)
+        *on_host = host;
+    return host || held;
+}
 
 static void ex_skip(ex_t *x, const char *path, const char *reason)
 {
@@ -59,7 +103,7 @@ static const char *ex_refused(ex_t *x, const char *rel, char **owned)
     if (!x->r->refused)
         return NULL;
     char *abs = host_path(x, rel);
-    x->r->refused(x->r->ctx, rel, abs, owned);
+    x->r->refused(x->r->ctx, x, rel, abs, owned);
     free(abs);
     return *owned;
 }
@@ -294,7 +338,10 @@ int export_run(ckpt_t *c, const export_req_t *r, export_res_t *res, char **err)
                              : strerror(errno));
         goto out;
     }
-    if (ckpt_files(c, r->checkpoint, r->paths, r->npaths, export_one, &x, err) < 0)
+    /* what the checkpoint holds, so that a repository it builds is seen
+     * before its first file lands on the host */
+    if (ckpt_files(c, r->checkpoint, NULL, 0, ex_collect, &x, err) < 0 ||
+        ckpt_files(c, r->checkpoint, r->paths, r->npaths, export_one, &x, err) < 0)
         goto out;
     if (r->delete_extra && x.outfd >= 0) {
         buf_t relb = BUF_INIT;
@@ -307,6 +354,7 @@ out:
         close(x.outfd);
     strmap_free(&x.kept);
     strmap_free(&x.kept_dirs);
+    strmap_free(&x.held);
     arena_free(&x.arena);
     close(rootfd);
     free(rel);

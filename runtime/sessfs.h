@@ -69,6 +69,15 @@ void mountin_res_free(mountin_res_t *res);
 
 /* ---- export --------------------------------------------------------------------------- */
 
+/* An export under way, as the policy callback sees it. */
+typedef struct export_tree export_tree_t;
+
+/* Is there an entry rel (output_dir-relative, normalised; "" the directory
+ * itself) on the host beneath output_dir (any type, found with no symlink
+ * followed; *on_host set when there) or in the checkpoint being exported
+ * (a file or a directory holding one)? */
+bool export_tree_has(const export_tree_t *t, const char *rel, bool *on_host);
+
 typedef struct export_req {
     char *const *allow;        /* mount_allowlist, absolute */
     size_t nallow;
@@ -77,9 +86,12 @@ typedef struct export_req {
     size_t npaths;
     const char *checkpoint;    /* id or label; NULL: the newest */
     bool dry_run, delete_extra;
-    /* May workspace path rel be written to host path abs? NULL *reason:
-     * yes; else a fragment saying why not (a protected name, deny_write). */
-    void (*refused)(void *ctx, const char *rel, const char *abs, char **reason);
+    /* May workspace path rel be written to host path abs (t: the export,
+     * to look at the host tree and the checkpoint)? NULL *reason: yes;
+     * else a fragment saying why not (a protected name, deny_write, a
+     * repository's config or hooks, a git redirection). */
+    void (*refused)(void *ctx, const export_tree_t *t, const char *rel, const char *abs,
+                    char **reason);
     void *ctx;
 } export_req_t;
 

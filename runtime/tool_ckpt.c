@@ -382,7 +382,8 @@ const tool_def_t tool_session_label = {
     .input_schema = "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", " SESS_REF_SCHEMA(
                         "checkpoint", "the checkpoint to label (default: the newest)") ", "
                     "\"label\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 64, "
-                    "\"description\": \"letters, digits, '.', '_' or '-', not only digits\"}}, "
+                    "\"description\": \"letters, digits, '.', '_' or '-', not starting with '.' or '-', "
+                    "not only digits\"}}, "
                     "\"required\": [\"session_id\", \"label\"], \"additionalProperties\": false}",
     .output_schema = "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": "
                      "\"string\"}, \"checkpoint_id\": {\"type\": \"integer\"}, \"label\": "

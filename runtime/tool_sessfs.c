@@ -10,12 +10,16 @@
  * The policy is the one sandboxed commands run under: when it cannot be
  * evaluated, nothing crosses.
  */
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "access.h"
 #include "beneath.h"
+#include "decide.h"
 #include "drun_policy.h"
 #include "sessfs.h"
 #include "sesstools.h"
@@ -73,32 +77,180 @@ static char *cap_reason(const verdict_t *v, const char *where)
                      r && r->written ? r->written : "", r ? "\"" : "");
 }
 
-static void refused(void *ctx, const char *rel, const char *abs, char **reason)
+/* ---- git repositories on the export's way (SPEC §14, §16) ---------------------------------
+ *
+ * An export must not hand the host's git code to run: the structural rule
+ * of the sandbox's access-time layer (decide_path: D/config and D/hooks of
+ * any D that is a repository by its structure) is asked of the workspace
+ * path and of the host destination, with a probe that looks at both the
+ * host tree beneath output_dir (by fd, no symlink followed) and what the
+ * checkpoint holds, so a repository the export itself builds counts before
+ * its first file lands. git's own reading of a repository is looser than
+ * HEAD + objects/ + refs/ as directories (symlinks, a commondir), so the
+ * probe counts an entry of those names of any type: more repositories than
+ * git would see, never fewer. */
+
+typedef struct gitprobe {
+    const hostpol_t *h;
+    const export_tree_t *t; /* NULL: the host only, by absolute path */
+    const char *out;        /* output_dir as opened (abs minus rel) */
+    size_t outlen;
+    bool host_only;         /* ignore what the checkpoint holds */
+} gitprobe_t;
+
+/* dir relative to root ("" for root itself), or NULL when not beneath it. */
+static const char *under(const char *dir, const char *root, size_t n)
+{
+    if (strncmp(dir, root, n) || (dir[n] && dir[n] != '/'))
+        return NULL;
+    return dir[n] == '/' ? dir + n + 1 : dir + n;
+}
+
+/* Does dir/name exist (on the host or, unless host_only, in the
+ * checkpoint)? rel: dir relative to output_dir; NULL: dfd is dir, opened
+ * by absolute path. */
+static bool gp_has(const gitprobe_t *g, const char *rel, int dfd, const char *name)
+{
+    struct stat st;
+    if (!rel)
+        return dfd >= 0 && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    char *p = *rel ? xasprintf("%s/%s", rel, name) : xstrdup(name);
+    bool host, any = export_tree_has(g->t, p, &host);
+    free(p);
+    return g->host_only ? host : any;
+}
+
+static bool gp_repo_at(const gitprobe_t *g, const char *rel, int dfd)
+{
+    return gp_has(g, rel, dfd, "HEAD") &&
+           ((gp_has(g, rel, dfd, "objects") && gp_has(g, rel, dfd, "refs")) ||
+            gp_has(g, rel, dfd, "commondir"));
+}
+
+/* decide_repo_fn: is dir (absolute: in the workspace, beneath output_dir,
+ * or elsewhere on the host) a repository by its structure? */
+static bool gp_is_repo(void *ctx, const char *dir)
+{
+    const gitprobe_t *g = ctx;
+    const char *rel = NULL;
+    if (g->t) {
+        rel = under(dir, g->h->ws, strlen(g->h->ws));
+        if (!rel)
+            rel = under(dir, g->out, g->outlen);
+    }
+    if (rel)
+        return gp_repo_at(g, rel, -1);
+    /* an ancestor of output_dir (or of the workspace): looked at by fd,
+     * with no symlink followed on the way from / */
+    int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int dfd = root < 0 ? -1 : beneath_open(root, dir + 1, O_PATH | O_DIRECTORY, 0);
+    bool r = dfd >= 0 && gp_repo_at(g, NULL, dfd);
+    if (dfd >= 0)
+        close(dfd);
+    if (root >= 0)
+        close(root);
+    return r;
+}
+
+/* A file whose content points git at another directory: never exported
+ * (a gitfile ".git", a worktree's commondir or gitdir, config.worktree). */
+static const char *redirection(const char *rel)
+{
+    const char *b = strrchr(rel, '/');
+    b = b ? b + 1 : rel;
+    if (!strcmp(b, ".git"))
+        return "a gitfile (.git as a file) points git at another directory: not exported";
+    if (!strcmp(b, "commondir") || !strcmp(b, "gitdir") || !strcmp(b, "config.worktree"))
+        return "a git redirection file (commondir, gitdir, config.worktree) points git at "
+               "another directory's config and hooks: not exported";
+    return NULL;
+}
+
+/* Would writing rel make a host directory that already holds a config or
+ * hooks (and is no repository yet) a repository by its structure? The
+ * reason, or NULL. */
+static char *completes(const gitprobe_t *g, const char *rel)
+{
+    gitprobe_t host = *g;
+    host.host_only = true;
+    buf_t d = BUF_INIT;
+    char *why = NULL;
+    for (const char *p = rel; *p && !why;) {
+        const char *e = strchr(p, '/');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)len, p);
+        const char *dir = buf_cstr(&d);
+        if ((decide_completes_repo_name(name) || !strcmp(name, "commondir")) &&
+            !gp_repo_at(&host, dir, -1) &&
+            (gp_has(&host, dir, -1, "config") || gp_has(&host, dir, -1, "hooks")))
+            why = xasprintf("on the host: %s would make \"%s\" a git repository around the "
+                            "config or hooks already there (protect.git_config)",
+                            name, d.len ? dir : ".");
+        if (d.len)
+            buf_addc(&d, '/');
+        buf_add(&d, p, len);
+        p = e ? e + 1 : p + len;
+    }
+    buf_free(&d);
+    return why;
+}
+
+static char *struct_reason(const fs_verdict_t *v, const char *where)
+{
+    buf_t b = BUF_INIT;
+    buf_printf(&b, "%s: protected by the policy (", where);
+    decide_rule_text(v, &b);
+    buf_addc(&b, ')');
+    return buf_detach(&b, NULL);
+}
+
+static void refused(void *ctx, const export_tree_t *t, const char *rel, const char *abs,
+                    char **reason)
 {
     const hostpol_t *h = ctx;
     if (!h->res) {
         *reason = xstrdup("the policy cannot be evaluated");
         return;
     }
-    verdict_t v;
-    char *wp = xasprintf("%s/%s", h->ws, rel);
-    level_t l = host_level(h, wp, &v);
-    free(wp);
-    if (l < LVL_WRITE) {
-        *reason = cap_reason(&v, "in the workspace");
+    const char *redir = redirection(rel);
+    if (redir) {
+        *reason = xstrdup(redir);
         return;
     }
+    size_t outlen = strlen(abs) - strlen(rel) - 1;
+    char *out = xstrndup(abs, outlen);
+    gitprobe_t g = {.h = h, .t = t, .out = out, .outlen = outlen};
+    verdict_t v;
+    fs_verdict_t fv;
+    char *wp = xasprintf("%s/%s", h->ws, rel);
+    if (host_level(h, wp, &v) < LVL_WRITE)
+        *reason = cap_reason(&v, "in the workspace");
+    else if (decide_path(h->res, &h->roots, wp, gp_is_repo, &g, &fv) < LVL_WRITE)
+        *reason = struct_reason(&fv, "in the workspace");
+    free(wp);
+    if (*reason)
+        goto out;
     host_level(h, abs, &v);
     for (unsigned i = 0; i < v.ncaps; i++)
         if (v.caps[i]->level < LVL_WRITE) {
             *reason = cap_reason(&v, "on the host");
-            return;
+            goto out;
         }
+    /* the host destination as the access-time layer would decide it were
+     * output_dir the workspace: its caps and the structural rule */
+    roots_t hr = {.workspace = out, .scratch = h->sc};
+    if (decide_path(h->res, &hr, abs, gp_is_repo, &g, &fv) < LVL_WRITE)
+        *reason = struct_reason(&fv, "on the host");
+    else
+        *reason = completes(&g, rel);
+out:
+    free(out);
 }
 
 /* Is host directory dir (or an ancestor) under a cap below write (the
- * runtime-owned state dir, a deny_write or protected tree)? The reason, or
- * NULL. */
+ * runtime-owned state dir, a deny_write or protected tree), or inside a
+ * repository's hooks or config by its structure? The reason, or NULL. */
 static char *dir_capped(const hostpol_t *h, const char *dir)
 {
     verdict_t v;
@@ -106,6 +258,11 @@ static char *dir_capped(const hostpol_t *h, const char *dir)
     for (unsigned i = 0; i < v.ncaps; i++)
         if (v.caps[i]->level < LVL_WRITE)
             return cap_reason(&v, "on the host");
+    gitprobe_t g = {.h = h};
+    fs_verdict_t fv;
+    roots_t hr = {.workspace = dir, .scratch = h->sc};
+    if (decide_path(h->res, &hr, dir, gp_is_repo, &g, &fv) < LVL_WRITE && fv.builtin)
+        return struct_reason(&fv, "on the host");
     return NULL;
 }
 

@@ -3,7 +3,15 @@
  * the session's checkpoints with their metadata (ckpt_bundle.c). The
  * snapshots dir lies in the runtime-owned state dir, dark to every sandbox
  * (SPEC §13), and is reached from the kept fd of STATE/sessions; restore
- * reads only from there, by a name that cannot hold a slash. */
+ * reads only from there, by a name that cannot hold a slash.
+ *
+ * Snapshots belong to the principal that made them (SPEC §12: a bearer
+ * token, by its place in the tokens list; stdio and a server with no
+ * tokens have the one principal 0): each principal's live in its own
+ * STATE/snapshots/p<N>, the owner recorded by where the file is. Another
+ * principal's snapshot is not listed, and restoring it answers as for a
+ * name that does not exist, and the same name is free for each principal:
+ * nothing tells one principal what another has saved. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,11 +27,12 @@
 #define SNAP_SUFFIX ".drun"
 #define SNAP_NAME_MAX 64
 
-/* A snapshot name: 1-64 of [A-Za-z0-9._-], not starting with '.'. */
+/* A snapshot name: 1-64 of [A-Za-z0-9._-], not starting with '.' or '-'
+ * (a name that reads as a command-line option in a shell). */
 static bool name_ok(const char *n)
 {
     size_t len = strlen(n);
-    if (!len || len > SNAP_NAME_MAX || n[0] == '.')
+    if (!len || len > SNAP_NAME_MAX || n[0] == '.' || n[0] == '-')
         return false;
     for (const char *p = n; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
@@ -37,48 +46,69 @@ static bool check_name(tool_call_t *tc, const char *n)
     if (name_ok(n))
         return true;
     tc_fail(tc, "snapshot name \"%s\" is refused: use 1 to 64 letters, digits, '.', '_' or '-' "
-                "(no slash, not starting with '.'); snapshots live in the server's snapshots "
+                "(no slash, not starting with '.' or '-'); snapshots live in the server's snapshots "
                 "dir only (list_snapshots shows them).", n);
     return false;
 }
 
-/* STATE/snapshots, made 0700 when missing; -1 after tc_fail. */
-static int snapdir(tool_call_t *tc)
+/* dfd/name, a directory made 0700 when missing; -1 with errno. */
+static int open_private_dir(int dfd, const char *name)
 {
-    int sfd = openat(sessions_rootfd(tc->srv->sessions), "..",
-                     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int fd = -1;
-    struct stat st;
-    if (sfd >= 0 && mkdirat(sfd, "snapshots", 0700) < 0 && errno != EEXIST)
-        goto fail;
-    if (sfd < 0 || (fd = openat(sfd, "snapshots", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-        fstat(fd, &st) < 0)
-        goto fail;
-    close(sfd);
-    /* anyone else able to write there could plant a "snapshot" */
-    if (st.st_uid != geteuid() || (st.st_mode & 022)) {
-        close(fd);
-        tc_fail(tc, "the snapshots dir must be owned by uid %u and not writable by others",
-                (unsigned)geteuid());
+    if (dfd < 0 || (mkdirat(dfd, name, 0700) < 0 && errno != EEXIST))
         return -1;
-    }
-    return fd;
-fail:
-    tc_fail(tc, "the snapshots dir cannot be opened: %s", strerror(errno));
-    if (sfd >= 0)
-        close(sfd);
-    if (fd >= 0)
-        close(fd);
-    return -1;
+    return openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-/* STATE/snapshots/file, for showing (STATE: the parent of STATE/sessions). */
+/* The caller's principal's directory below STATE/snapshots ("p0", "p1"...). */
+static void principal_dir(tool_call_t *tc, char out[16])
+{
+    snprintf(out, 16, "p%u", tc->req->who.principal);
+}
+
+/* dfd/name must be ours and not writable by others: anyone else able to
+ * write there could plant a "snapshot". false after tc_fail. */
+static bool private_ok(tool_call_t *tc, int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & 022))
+        return true;
+    tc_fail(tc, "the snapshots dir must be owned by uid %u and not writable by others",
+            (unsigned)geteuid());
+    return false;
+}
+
+/* STATE/snapshots/p<principal>, both made 0700 when missing; -1 after
+ * tc_fail. */
+static int snapdir(tool_call_t *tc)
+{
+    char pdir[16];
+    principal_dir(tc, pdir);
+    int sfd = openat(sessions_rootfd(tc->srv->sessions), "..",
+                     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int top = open_private_dir(sfd, "snapshots");
+    int fd = top < 0 ? -1 : open_private_dir(top, pdir);
+    int e = errno;
+    if (sfd >= 0)
+        close(sfd);
+    if (fd < 0)
+        tc_fail(tc, "the snapshots dir cannot be opened: %s", strerror(e));
+    else if (!private_ok(tc, top) || !private_ok(tc, fd))
+        close(fd), fd = -1;
+    if (top >= 0)
+        close(top);
+    return fd;
+}
+
+/* STATE/snapshots/p<principal>/file, for showing (STATE: the parent of
+ * STATE/sessions). */
 static char *snap_path(tool_call_t *tc, const char *file)
 {
     const char *r = sessions_root(tc->srv->sessions);
     const char *slash = strrchr(r, '/');
     int n = slash ? (int)(slash - r) : 0;
-    return xasprintf("%.*s/snapshots%s%s", n, r, *file ? "/" : "", file);
+    char pdir[16];
+    principal_dir(tc, pdir);
+    return xasprintf("%.*s/snapshots/%s%s%s", n, r, pdir, *file ? "/" : "", file);
 }
 
 char *sess_snapshots_dir(tool_call_t *tc) { return snap_path(tc, ""); }
@@ -156,7 +186,7 @@ const tool_def_t tool_session_snapshot = {
                    "new session, even after this one is closed or the server restarted.",
     .input_schema = "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", "
                     "\"name\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 64, "
-                    "\"description\": \"letters, digits, '.', '_', '-' (default: made from the "
+                    "\"description\": \"letters, digits, '.', '_', '-', not starting with '.' or '-' (default: made from the "
                     "session id, checkpoint and time); an existing name is refused\"}}, "
                     "\"required\": [\"session_id\"], \"additionalProperties\": false}",
     .output_schema = "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": "

@@ -10,7 +10,10 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { execFileSync } from 'node:child_process';
+
 import { TRANSPORTS, tmpdir, withServer } from './lib.mjs';
+import { sdkClient, spawnHttp } from './rawhttp.mjs';
 
 /** A host tree: allowed/proj (the fixture repository), allowed/out (export
  * target), outside/ (never to be touched), and links out of allowed/. */
@@ -157,7 +160,7 @@ for (const T of TRANSPORTS) {
       // get_policy shows the allowlist and the snapshots dir
       const pol = await srv.call('get_policy', {});
       assert.deepEqual(pol.policy.mount_allowlist, [`${h}/allowed`]);
-      assert.ok(pol.snapshots_dir.endsWith('/snapshots'));
+      assert.ok(pol.snapshots_dir.endsWith('/snapshots/p0'), 'the one principal of a server with no tokens');
       assert.deepEqual(tree(path.join(h, 'outside')), { 'host.txt': 'HOST-ONLY\n' }, 'outside is untouched');
     });
   });
@@ -204,7 +207,7 @@ test('refusals change nothing on the host', async () => {
     await refused(srv, 'session_snapshot', { session_id: S, name: '../../x' }, /no slash/);
     await refused(srv, 'session_restore', { name: '../sessions/x' }, /no slash/);
     await refused(srv, 'session_restore', { name: 'never-made' }, /No snapshot/);
-    const snaps = path.join(srv.stateDir, 'snapshots');
+    const snaps = path.join(srv.stateDir, 'snapshots/p0');
     fs.mkdirSync(snaps, { recursive: true, mode: 0o700 });
     fs.writeFileSync(path.join(snaps, 'junk.drun'), '# v2 git bundle\nnot a bundle\n');
     await refused(srv, 'session_restore', { name: 'junk' }, /not a drun-mcp snapshot/);
@@ -223,7 +226,7 @@ test('the object store and the snapshots are out of every sandbox\'s reach', asy
     const store = path.join(srv.stateDir, 'sessions', `ckpt-${s.session_id}`);
     assert.ok(fs.existsSync(path.join(store, 'HEAD')), 'the store is where the test looks');
     const headBefore = fs.readFileSync(path.join(store, 'HEAD'), 'utf8');
-    const snap = path.join(srv.stateDir, 'snapshots', 'snap.drun');
+    const snap = path.join(srv.stateDir, 'snapshots/p0', 'snap.drun');
     const snapBefore = fs.readFileSync(snap);
     const r = await srv.call('session_bash', {
       session_id: s.session_id,
@@ -340,5 +343,142 @@ test('a family\'s object store lives while one of its sessions does, and goes wi
     assert.equal(r.checkpoint_id, 3);
     await srv.call('session_close', { session_id: b.session_id });
     assert.deepEqual(fs.readdirSync(path.join(srv.stateDir, 'sessions')), [], 'store and sessions are gone');
+  });
+});
+
+/* ---- git on the host: an export never hands host git code to run (SPEC §14, §16) ---- */
+
+/** git on the host as a user would run it in dir; '' when it fails. */
+const git = (dir, ...a) => {
+  try {
+    return execFileSync('git', ['-c', 'safe.directory=*', '-C', dir, ...a], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch { return ''; }
+};
+const skipsOf = (ex) => Object.fromEntries(ex.skipped.map((s) => [s.path, s.reason]));
+/** Writes rel in the workspace from the host side: what a command could do
+ * under the mount fallback (no access-time layer, SPEC §13), so that the
+ * export's own check is what a test sees (the layer refuses these names). */
+const plant = (ws, rel, text) => {
+  fs.mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true });
+  fs.writeFileSync(path.join(ws, rel), text);
+};
+
+test('an export over a host repository by its structure writes neither its config nor its hooks', async () => {
+  const h = hostTree();
+  const out = path.join(h, 'allowed/out');
+  // a bare repository with no .git in its name (no protected-name pattern
+  // matches) and a host repo with a submodule gitdir .git/modules/lib
+  execFileSync('git', ['init', '-q', '--bare', path.join(out, 'barerepo')]);
+  execFileSync('git', ['init', '-q', path.join(out, 'host')]);
+  execFileSync('git', ['init', '-q', '--bare', path.join(out, 'host/.git/modules/lib')]);
+  const before = tree(out);
+  await withServer('stdio', { config: config(h) }, async (srv) => {
+    const s = await srv.call('create_session', {});
+    const S = s.session_id;
+    // no repository in the workspace: the sandbox's layer has nothing to recognise
+    await srv.call('session_bash', { session_id: S, command: `
+      mkdir -p barerepo/hooks
+      printf '[core]\\n\\tbare = true\\n\\tfsmonitor = touch /tmp/pwned\\n' > barerepo/config
+      printf '#!/bin/sh\\ntouch /tmp/pwned\\n' > barerepo/hooks/post-update; chmod +x barerepo/hooks/post-update
+      echo ok > barerepo/description.txt` });
+    plant(s.workspace, 'host/.git/modules/lib/config', '[core]\n\tfsmonitor = touch /tmp/pwned\n');
+    plant(s.workspace, 'host/.git/modules/lib/hooks/post-update', '#!/bin/sh\ntouch /tmp/pwned\n');
+    const ex = await srv.call('session_export', { session_id: S, output_dir: out });
+    const sk = skipsOf(ex);
+    for (const p of ['barerepo/config', 'barerepo/hooks/post-update', 'host/.git/modules/lib/config', 'host/.git/modules/lib/hooks/post-update'])
+      assert.match(sk[p] ?? '', /protect\.git_(config|hooks)/, `${p} skipped with the rule: ${JSON.stringify(sk)}`);
+    assert.deepEqual(ex.written, ['barerepo/description.txt'], 'the rest is written');
+    // the host: the repositories' config and hooks are what git init made
+    const after = tree(out);
+    delete after['barerepo/description.txt'];
+    assert.deepEqual(after, before, 'no config or hook of a host repository changed or appeared');
+    assert.equal(git(path.join(out, 'barerepo'), 'config', '--get', 'core.fsmonitor'), '');
+    // an output_dir inside a repository's hooks is refused before any mkdir
+    await refused(srv, 'session_export', { session_id: S, output_dir: path.join(out, 'barerepo/hooks/x') }, /protect\.git_hooks/);
+    assert.equal(fs.existsSync(path.join(out, 'barerepo/hooks/x')), false);
+  });
+});
+
+test('an export never writes a git redirection: gitfile, commondir, or a repository completed around a config', async () => {
+  const h = hostTree();
+  const out = path.join(h, 'allowed/out');
+  execFileSync('git', ['init', '-q', '--bare', path.join(out, 'hostrepo')]);
+  // a host directory that is no repository yet but holds a config
+  fs.mkdirSync(path.join(out, 'half'));
+  fs.writeFileSync(path.join(out, 'half/config'), '[core]\n\tfsmonitor = touch /tmp/pwned\n');
+  const before = tree(out);
+  await withServer('stdio', { config: config(h) }, async (srv) => {
+    const s = await srv.call('create_session', {});
+    const S = s.session_id;
+    plant(s.workspace, 'hostrepo/commondir', '../c\n');
+    plant(s.workspace, 'r/config', '[core]\n\tbare = false\n\tfsmonitor = touch /tmp/pwned\n');
+    for (const [rel, t] of [['r/HEAD', 'ref: refs/heads/main\n'], ['r/objects/k', 'x\n'], ['r/refs/k', 'x\n']]) plant(s.workspace, rel, t);
+    await srv.call('session_bash', { session_id: S, command: `
+      mkdir -p c/objects c/refs c/hooks sub half/objects half/refs
+      printf '[core]\\n\\tfsmonitor = touch /tmp/pwned\\n' > c/config
+      echo 'gitdir: ../r' > sub/.git
+      echo 'ref: refs/heads/main' > half/HEAD; echo x > half/objects/k; echo x > half/refs/k` });
+    const ex = await srv.call('session_export', { session_id: S, output_dir: out });
+    const sk = skipsOf(ex);
+    assert.match(sk['sub/.git'] ?? '', /gitfile/);
+    assert.match(sk['hostrepo/commondir'] ?? '', /redirection/);
+    assert.match(sk['r/config'] ?? '', /protect\.git_config/, `the repository the export builds counts: ${JSON.stringify(sk)}`);
+    for (const p of ['half/HEAD', 'half/objects/k', 'half/refs/k'])
+      assert.match(sk[p] ?? '', /would make "half" a git repository/, p);
+    // the host
+    const after = tree(out);
+    for (const p of ['sub/.git', 'hostrepo/commondir', 'r/config', 'half/HEAD', 'half/objects/k', 'half/refs/k'])
+      assert.equal(after[p], undefined, `${p} is not on the host`);
+    for (const [p, v] of Object.entries(before)) assert.equal(after[p], v, `${p} unchanged`);
+    for (const d of ['sub', 'hostrepo', 'half', 'r'])
+      assert.equal(git(path.join(out, d), 'config', '--get', 'core.fsmonitor'), '', `host git in ${d} reads no planted config`);
+  });
+});
+
+/* ---- snapshots belong to their principal (SPEC §12, §14) ---- */
+
+test('a snapshot is listed and restored only by the principal that made it', async () => {
+  const TOK_A = 'principal-a-0123456789abcdef', TOK_B = 'principal-b-fedcba9876543210';
+  const srv = await spawnHttp({ tokens: [TOK_A, TOK_B] });
+  const a = await sdkClient(srv.url, TOK_A), b = await sdkClient(srv.url, TOK_B);
+  try {
+    const A = (await a.call('create_session', {})).session_id;
+    await a.call('session_write_file', { session_id: A, path: 'secret.txt', content: 'A-SECRET\n' });
+    const snap = await a.call('session_snapshot', { session_id: A, name: 'a-private' });
+    const aFile = path.join(srv.stateDir, 'snapshots/p0/a-private.drun');
+    assert.equal(snap.path, aFile, 'the snapshot lives in its principal\'s dir');
+    const aBytes = fs.readFileSync(aFile);
+    // B: not listed, not restorable (the unknown-name answer), its own name space
+    const ls = await b.call('list_snapshots', {});
+    assert.deepEqual(ls.snapshots, []);
+    const unknown = await b.fail('session_restore', { name: 'never-made' });
+    const other = await b.fail('session_restore', { name: 'a-private' });
+    assert.equal(other, unknown.replaceAll('never-made', 'a-private'), 'the same answer as for no snapshot');
+    const Bs = (await b.call('create_session', {})).session_id;
+    await b.call('session_write_file', { session_id: Bs, path: 'secret.txt', content: 'B-FORGED\n' });
+    await b.call('session_snapshot', { session_id: Bs, name: 'a-private' });
+    // the host: A's snapshot is byte for byte what A wrote, B's is elsewhere
+    assert.deepEqual(fs.readFileSync(aFile), aBytes, 'A\'s snapshot is untouched');
+    assert.ok(fs.existsSync(path.join(srv.stateDir, 'snapshots/p1/a-private.drun')));
+    const r = await a.call('session_restore', { name: 'a-private' });
+    assert.equal(fs.readFileSync(path.join(r.workspace, 'secret.txt'), 'utf8'), 'A-SECRET\n');
+    assert.deepEqual((await a.call('list_snapshots', {})).snapshots.map((x) => x.name), ['a-private']);
+  } finally {
+    await a.close(); await b.close(); await srv.close();
+  }
+});
+
+test('labels and snapshot names that read as paths or options are refused', async () => {
+  await withServer('stdio', { config: '' }, async (srv) => {
+    const S = (await srv.call('create_session', {})).session_id;
+    for (const label of ['.', '..', '-rf', '.hidden'])
+      await refused(srv, 'session_label', { session_id: S, label }, /not starting with '\.' or '-'/);
+    const h = await srv.call('session_history', { session_id: S });
+    assert.ok(h.checkpoints.every((c) => !c.label), 'no label was set');
+    for (const name of ['-rf', '--help', '.x'])
+      await refused(srv, 'session_snapshot', { session_id: S, name }, /not starting with '\.' or '-'/);
+    await refused(srv, 'session_restore', { name: '-rf' }, /not starting with/);
+    const dir = path.join(srv.stateDir, 'snapshots/p0');
+    assert.deepEqual(fs.existsSync(dir) ? fs.readdirSync(dir) : [], [], 'no snapshot file was made');
   });
 });

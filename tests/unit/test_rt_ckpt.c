@@ -193,6 +193,16 @@ int main(void)
     CHECK(!ckpt_label(c, NULL, "a/b", &lid, &err), "a label with a slash is refused");
     free(err);
     err = NULL;
+    const char *odd[] = {".", "..", "-rf", ".x", "--help"};
+    for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+        CHECK(!ckpt_label(c, NULL, odd[i], &lid, &err) && err && strstr(err, "not starting with"),
+              "a label that reads as a path or an option is refused");
+        free(err);
+        err = NULL;
+    }
+    CHECK(ckpt_find(c, "-rf", &err) < 0, "and was not set");
+    free(err);
+    err = NULL;
     CHECK(ckpt_find(c, "nope", &err) < 0, "an unknown label is refused");
     free(err);
     err = NULL;

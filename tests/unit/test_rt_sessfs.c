@@ -60,10 +60,10 @@ static bool no_secret(void *ctx, const char *abs)
     return !strstr(abs, "secret");
 }
 
-static void no_env(void *ctx, const char *rel, const char *abs, char **reason)
+static void no_env(void *ctx, const export_tree_t *t, const char *rel, const char *abs, char **reason)
 {
     (void)ctx;
-    (void)abs;
+    (void)abs, (void)t;
     const char *b = strrchr(rel, '/');
     b = b ? b + 1 : rel;
     if (!strcmp(b, ".env") || !strcmp(b, ".bashrc"))
