@@ -87,8 +87,8 @@ static char *cap_reason(const verdict_t *v, const char *where)
  * checkpoint holds, so a repository the export itself builds counts before
  * its first file lands. git's own reading of a repository is looser than
  * HEAD + objects/ + refs/ as directories (symlinks, a commondir), so the
- * probe counts an entry of those names of any type: more repositories than
- * git would see, never fewer. */
+ * probe counts any directory holding a HEAD of any type: more repositories
+ * than git would see, never fewer. */
 
 typedef struct gitprobe {
     const hostpol_t *h;
@@ -120,11 +120,12 @@ static bool gp_has(const gitprobe_t *g, const char *rel, int dfd, const char *na
     return g->host_only ? host : any;
 }
 
+/* A HEAD of any type makes a repository, as for the access-time layer:
+ * git's objects/ and refs/ may be symlinks or live where a commondir
+ * points, so they are not required. */
 static bool gp_repo_at(const gitprobe_t *g, const char *rel, int dfd)
 {
-    return gp_has(g, rel, dfd, "HEAD") &&
-           ((gp_has(g, rel, dfd, "objects") && gp_has(g, rel, dfd, "refs")) ||
-            gp_has(g, rel, dfd, "commondir"));
+    return gp_has(g, rel, dfd, "HEAD");
 }
 
 /* decide_repo_fn: is dir (absolute: in the workspace, beneath output_dir,
