@@ -94,9 +94,9 @@ int main(void)
            "hooks protection off: at the value");
     expect("domain_allowlist = []\n[filesystem]\nallow_write = [\"~/a\", \"~/a/b\"]\ndeny_write = [\"~/a/b\"]\n",
            "secret-readable@3:16 shadowed-rule@3:23 deny-path-missing@4:15", "a grant under its own cap is shadowed");
-    expect("domain_allowlist = []\nmax_checkpoints = 1 # drun-policy: allow unenforced-key\n", "",
+    expect("domain_allowlist = []\nsnapshot_on_close = true # drun-policy: allow unenforced-key\n", "",
            "a suppression on the same line");
-    expect("domain_allowlist = []\n# drun-policy: allow unenforced-key\n\nmax_checkpoints = 1\n",
+    expect("domain_allowlist = []\n# drun-policy: allow unenforced-key\n\nsnapshot_on_close = true\n",
            "unenforced-key@4:1", "a suppression two lines above does not count");
     expect("domain_allowlist = []\nbash_timeout_ms = \"x\" # drun-policy: allow type-mismatch\n",
            "type-mismatch@2:19 bad-suppression@2:44", "a config error cannot be suppressed");
