@@ -4,6 +4,7 @@
  */
 #include "decide.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "paths.h"
@@ -25,8 +26,8 @@ static const char *structural(const resolved_t *r, const char *abs, decide_repo_
     bool hooks = policy_get(r->pol, S_PROTECT_GIT_HOOKS) != 0, config = policy_get(r->pol, S_PROTECT_GIT_CONFIG) != 0;
     if (!probe || (!hooks && !config)) return NULL;
     size_t n = strlen(abs);
-    char dir[4096];
-    if (n >= sizeof dir) return NULL;
+    char *dir = xmalloc(n + 1); /* no length bound: a deep path is decided like any other */
+    const char *found = NULL;
     /* each component, from the deepest: only two names can be protected */
     for (size_t end = n; end > 1;) {
         size_t start = end;
@@ -37,12 +38,16 @@ static const char *structural(const resolved_t *r, const char *abs, decide_repo_
         if ((is_hooks || is_config) && start > 1) {
             memcpy(dir, abs, start - 1);
             dir[start - 1] = '\0';
-            if (probe(ctx, dir)) return is_hooks ? "protect.git_hooks" : "protect.git_config";
+            if (probe(ctx, dir)) {
+                found = is_hooks ? "protect.git_hooks" : "protect.git_config";
+                break;
+            }
         }
         if (start == 0) break;
         end = start - 1;
     }
-    return NULL;
+    free(dir);
+    return found;
 }
 
 level_t decide_path(const resolved_t *r, const roots_t *roots, const char *abs, decide_repo_fn probe, void *ctx,
@@ -66,7 +71,9 @@ level_t decide_path(const resolved_t *r, const roots_t *roots, const char *abs, 
 void decide_rule_text(const fs_verdict_t *v, buf_t *out)
 {
     if (v->builtin) {
-        buf_printf(out, "%s (a repository by its structure: HEAD, objects/, refs/)", v->builtin);
+        /* a built-in that names its own reason is shown as it is */
+        if (strchr(v->builtin, '(')) buf_adds(out, v->builtin);
+        else buf_printf(out, "%s (a repository by its structure: a directory holding HEAD)", v->builtin);
         return;
     }
     const rrule_t *rr = v->rule;
@@ -94,3 +101,5 @@ bool decide_completes_repo_name(const char *name)
 {
     return strcmp(name, "HEAD") == 0 || strcmp(name, "objects") == 0 || strcmp(name, "refs") == 0;
 }
+
+bool decide_redirects_repo_name(const char *name) { return strcmp(name, "commondir") == 0; }

@@ -2,9 +2,11 @@
  * lattice's level of a path (lattice_level_of), the rule that decided it, named as
  * explain names it, and, where the caller can look at the live tree, the
  * structural repository rule (SPEC §16): D/hooks and D/config are protected
- * for any directory D that is a git repository by its structure (HEAD,
- * objects/, refs/), whatever D is called (a submodule's .git/modules/lib,
- * a bare repo.git).
+ * for any directory D that could be a git repository by its structure,
+ * whatever D is called (a submodule's .git/modules/lib, a bare repo.git).
+ * Git takes a directory whose objects/ and refs/ are symlinks, or live in
+ * the directory its `commondir` file names, so the candidate is any
+ * directory holding a HEAD, whatever its type (fail closed).
  *
  * The SBPL backend, explain and lint ask with no probe (paths only: a
  * profile cannot look at a tree), and the Linux access-time layer
@@ -16,9 +18,10 @@
 
 #include "lattice.h"
 
-/* Is the directory dir (absolute, normalised) a git repository by its
- * structure? The caller's probe, which must look by fd, never follow a
- * symlink, and answer false for what it cannot see. */
+/* Is the directory dir (absolute, normalised) a git repository candidate
+ * (it holds a HEAD)? The caller's probe, which must look by fd, never
+ * follow a symlink, answer false only when dir or its HEAD is absent, and
+ * true when it cannot tell (fail closed). */
 typedef bool (*decide_repo_fn)(void *ctx, const char *dir);
 
 typedef struct fs_verdict {
@@ -47,5 +50,11 @@ void decide_rule_text(const fs_verdict_t *v, buf_t *out);
  * parts and the config/hooks). Only the names "HEAD", "objects", "refs"
  * can complete a repository. */
 bool decide_completes_repo_name(const char *name);
+
+/* Would making name (any type) move where git reads a repository's
+ * config, hooks and objects from? "commondir": refused everywhere the
+ * layer decides, since whether a HEAD will stand beside it later cannot
+ * be known (a linked worktree's own commondir is protected by name). */
+bool decide_redirects_repo_name(const char *name);
 
 #endif

@@ -29,11 +29,27 @@ static const struct {
     {S_PROTECT_GIT_CONFIG, "/**/.git/modules/**/config"},
     {S_PROTECT_GIT_HOOKS, "/**/*.git/hooks"},
     {S_PROTECT_GIT_CONFIG, "/**/*.git/config"},
+    /* names git reads instead of, or besides, config and hooks: a
+     * commondir moves config and hooks elsewhere, a worktree's gitdir and
+     * config.worktree add config, alternates and attributes add objects
+     * and filters (SPEC §16) */
+    {S_PROTECT_GIT_CONFIG, "/**/.git/commondir"},
+    {S_PROTECT_GIT_CONFIG, "/**/.git/config.worktree"},
+    {S_PROTECT_GIT_CONFIG, "/**/.git/worktrees/*/commondir"},
+    {S_PROTECT_GIT_CONFIG, "/**/.git/worktrees/*/gitdir"},
+    {S_PROTECT_GIT_CONFIG, "/**/.git/worktrees/*/config.worktree"},
+    {S_PROTECT_GIT_CONFIG, "/**/.git/info/attributes"},
+    {S_PROTECT_GIT_CONFIG, "/**/.git/objects/info/alternates"},
     {S_PROTECT_SHELL_RC, "/**/.bashrc"},
     {S_PROTECT_SHELL_RC, "/**/.bash_profile"},
     {S_PROTECT_SHELL_RC, "/**/.zshrc"},
     {S_PROTECT_SHELL_RC, "/**/.zprofile"},
     {S_PROTECT_SHELL_RC, "/**/.profile"},
+    {S_PROTECT_SHELL_RC, "/**/.zshenv"},
+    {S_PROTECT_SHELL_RC, "/**/.zlogin"},
+    {S_PROTECT_SHELL_RC, "/**/.bash_login"},
+    {S_PROTECT_SHELL_RC, "/**/.bash_logout"},
+    {S_PROTECT_SHELL_RC, "/**/.config/fish/config.fish"},
     {S_PROTECT_EDITOR_DIRS, "/**/.vscode"},
     {S_PROTECT_EDITOR_DIRS, "/**/.idea"},
     {S_PROTECT_AGENT_CONFIG, "/**/.mcp.json"},
@@ -42,6 +58,11 @@ static const struct {
     {S_PROTECT_AGENT_CONFIG, "/**/.ripgreprc"},
     {S_PROTECT_AGENT_CONFIG, "/**/.gitconfig"},
     {S_PROTECT_AGENT_CONFIG, "/**/.gitmodules"},
+    {S_PROTECT_AGENT_CONFIG, "/**/.claude/settings.json"},
+    {S_PROTECT_AGENT_CONFIG, "/**/.claude/settings.local.json"},
+    {S_PROTECT_AGENT_CONFIG, "/**/.cursor/mcp.json"},
+    {S_PROTECT_AGENT_CONFIG, "/**/.npmrc"},
+    {S_PROTECT_AGENT_CONFIG, "/**/.yarnrc.yml"},
 };
 
 static const char *protect_origin(setting_id_t id)

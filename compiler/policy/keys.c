@@ -35,14 +35,16 @@ const setting_info_t policy_settings[S_COUNT] = {
     [S_PROTECT_GIT_HOOKS] = {S_PROTECT_GIT_HOOKS, "protect", "git_hooks", true, 1, 0, 1, true, "",
                              "**/.git/hooks is never writable"},
     [S_PROTECT_GIT_CONFIG] = {S_PROTECT_GIT_CONFIG, "protect", "git_config", true, 1, 0, 1, true, "",
-                              "**/.git/config is never writable"},
+                              "**/.git/config, commondir, config.worktree, info/attributes, objects/info/alternates, "
+                              "worktrees/*/{commondir,gitdir,config.worktree} are never writable"},
     [S_PROTECT_SHELL_RC] = {S_PROTECT_SHELL_RC, "protect", "shell_rc", true, 1, 0, 1, true, "",
-                            ".bashrc .bash_profile .zshrc .zprofile .profile are never writable"},
+                            ".bashrc .bash_profile .bash_login .bash_logout .zshrc .zprofile .zshenv .zlogin .profile "
+                            ".config/fish/config.fish are never writable"},
     [S_PROTECT_EDITOR_DIRS] = {S_PROTECT_EDITOR_DIRS, "protect", "editor_dirs", true, 1, 0, 1, true, "",
                                ".vscode and .idea are never writable"},
     [S_PROTECT_AGENT_CONFIG] = {S_PROTECT_AGENT_CONFIG, "protect", "agent_config", true, 1, 0, 1, true, "",
-                                ".mcp.json .claude/commands .claude/agents .ripgreprc .gitconfig .gitmodules "
-                                "are never writable"},
+                                ".mcp.json .claude/commands .claude/agents .claude/settings.json .claude/settings.local.json "
+                                ".cursor/mcp.json .npmrc .yarnrc.yml .ripgreprc .gitconfig .gitmodules are never writable"},
     [S_FETCH_MAX_BYTES] = {S_FETCH_MAX_BYTES, "network", "fetch_max_bytes", false, 10485760, 1, 1LL << 40, true,
                            "bytes", "largest body session_fetch saves"},
     [S_ALLOW_PRIVATE_ADDRESSES] = {S_ALLOW_PRIVATE_ADDRESSES, "network", "allow_private_addresses", true, 0, 0, 1,

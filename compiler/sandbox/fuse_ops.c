@@ -185,14 +185,19 @@ static void node_release(lfs_t *fs, lnode_t *x)
 /* The path of node x (plus "/name" when name is set), absolute. Under mu. */
 static void node_path_locked(lfs_t *fs, const lnode_t *x, const char *name, buf_t *out)
 {
-    const lnode_t *chain[256];
+    /* every ancestor, however deep: a path cut short would be decided as
+     * another, shallower one (a cap on the deep name missed) */
     size_t n = 0;
-    for (const lnode_t *y = x; y && y->parent && n < 256; y = y->parent) chain[n++] = y;
+    for (const lnode_t *y = x; y && y->parent; y = y->parent) n++;
+    const lnode_t **chain = xcalloc(n ? n : 1, sizeof *chain);
+    size_t k = 0;
+    for (const lnode_t *y = x; y && y->parent && k < n; y = y->parent) chain[k++] = y;
     buf_adds(out, fs->root_abs);
-    while (n-- > 0) {
+    while (k-- > 0) {
         if (out->len > 1) buf_addc(out, '/');
-        buf_adds(out, chain[n]->name);
+        buf_adds(out, chain[k]->name);
     }
+    free(chain);
     if (name) {
         if (out->len > 1) buf_addc(out, '/');
         buf_adds(out, name);
@@ -208,22 +213,23 @@ static void node_path(lfs_t *fs, const lnode_t *x, const char *name, buf_t *out)
 
 /* ---- decisions ---------------------------------------------------------------------------------------------- */
 
-/* Is dir (absolute, in this tree) a git repository by its structure? Looked
- * at beneath the root fd, no symlink followed. */
+/* Is dir (absolute, in this tree) a repository candidate: does it hold a
+ * HEAD of any type (decide.h)? Git also takes objects/ and refs/ that are
+ * symlinks or live behind a commondir, so HEAD alone decides. Looked at
+ * beneath the root fd, no symlink followed; anything but "dir or HEAD is
+ * absent" answers yes (fail closed: EMFILE, ELOOP, EACCES). */
 static bool is_repo(void *ctx, const char *dir)
 {
     lfs_t *fs = ctx;
-    if (!path_is_under(dir, fs->root_abs)) return false;
+    if (!path_is_under(dir, fs->root_abs)) return false; /* above the tree: not the layer's to make */
     const char *rel = dir[fs->root_len] ? dir + fs->root_len + 1 : ".";
     if (fs->root_len == 1) rel = dir[1] ? dir + 1 : ".";
     struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
                            .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
     int d = (int)syscall(SYS_openat2, fs->root.fd, rel, &how, sizeof how);
-    if (d < 0) return false;
+    if (d < 0) return errno != ENOENT && errno != ENOTDIR;
     struct stat st;
-    bool ok = fstatat(d, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
-              fstatat(d, "objects", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-              fstatat(d, "refs", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+    bool ok = fstatat(d, "HEAD", &st, AT_SYMLINK_NOFOLLOW) == 0 || (errno != ENOENT && errno != ENOTDIR);
     close(d);
     return ok;
 }
@@ -292,9 +298,20 @@ static bool has(int dirfd, const char *n)
  * hooks written before it (decide.h)? */
 static bool completes_repo(lfs_t *fs, lnode_t *parent, const char *name)
 {
-    if (!decide_completes_repo_name(name)) return false;
     if (!policy_get(fs->res->pol, S_PROTECT_GIT_HOOKS) && !policy_get(fs->res->pol, S_PROTECT_GIT_CONFIG)) return false;
+    if (decide_redirects_repo_name(name)) return true;
+    if (!decide_completes_repo_name(name)) return false;
     return has(parent->fd, "config") || has(parent->fd, "hooks");
+}
+
+/* The refusal of a name completes_repo() refused, with its reason. */
+static int refuse_repo_name(lfs_t *fs, const char *op, const char *abs, const char *name)
+{
+    fs_verdict_t s = {LVL_READ, LVL_WRITE, NULL,
+                      decide_redirects_repo_name(name)
+                          ? "protect.git_config (commondir: git would read config and hooks where it points)"
+                          : "protect.git_config (HEAD, objects or refs beside a config or hooks)"};
+    return refuse(fs, op, abs, &s, LVL_WRITE);
 }
 
 /* 0 when name may be made (or replaced) in parent, else the errno. */
@@ -308,8 +325,7 @@ static int check_new(lfs_t *fs, lnode_t *parent, const char *name, const char *o
     if (decide_abs(fs, buf_cstr(&p), &v) < LVL_WRITE) {
         e = refuse(fs, op, buf_cstr(&p), &v, LVL_WRITE);
     } else if (completes_repo(fs, parent, name)) {
-        fs_verdict_t s = {LVL_READ, LVL_WRITE, NULL, "protect.git_config"};
-        e = refuse(fs, op, buf_cstr(&p), &s, LVL_WRITE);
+        e = refuse_repo_name(fs, op, buf_cstr(&p), name);
     }
     buf_free(&p);
     return e;
@@ -586,7 +602,9 @@ static int setattr_do(lnode_t *x, struct stat *a, int valid, struct fuse_file_in
     char pp[64];
     proc_path(pp, x->fd);
     bool link = S_ISLNK(x->type);
-    if ((valid & FUSE_SET_ATTR_MODE) && (link ? (errno = EOPNOTSUPP, -1) : chmod(pp, a->st_mode)) != 0) return errno;
+    /* no set-user/group-id bit: the host would run the file as its owner */
+    if ((valid & FUSE_SET_ATTR_MODE) && (link ? (errno = EOPNOTSUPP, -1) : chmod(pp, a->st_mode & ~(mode_t)(S_ISUID | S_ISGID))) != 0)
+        return errno;
     if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
         uid_t u = valid & FUSE_SET_ATTR_UID ? a->st_uid : (uid_t)-1;
         gid_t g = valid & FUSE_SET_ATTR_GID ? a->st_gid : (gid_t)-1;
@@ -634,7 +652,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 {
     lnode_t *p = NODE(req, parent);
     int err = check_new(FS(req), p, name, "mknod");
-    if (!err && mknodat(p->fd, name, mode, rdev) != 0) err = errno;
+    if (!err && mknodat(p->fd, name, mode & ~(mode_t)(S_ISUID | S_ISGID), rdev) != 0) err = errno;
     reply_new(req, p, name, err);
 }
 
@@ -642,7 +660,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 {
     lnode_t *p = NODE(req, parent);
     int err = check_new(FS(req), p, name, "mkdir");
-    if (!err && mkdirat(p->fd, name, mode) != 0) err = errno;
+    if (!err && mkdirat(p->fd, name, mode & ~(mode_t)(S_ISUID | S_ISGID)) != 0) err = errno;
     if (!err && decide_completes_repo_name(name)) atomic_fetch_add(&FS(req)->gen, 1);
     reply_new(req, p, name, err);
 }
@@ -735,10 +753,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
     if (!err) err = check_move(fs, x, buf_cstr(&src), buf_cstr(&dst), newname);
     /* an exchange moves the other one back the other way */
     if (!err && (flags & RENAME_EXCHANGE)) err = y ? check_move(fs, y, buf_cstr(&dst), buf_cstr(&src), name) : ENOENT;
-    if (!err && completes_repo(fs, np, newname)) {
-        fs_verdict_t s = {LVL_READ, LVL_WRITE, NULL, "protect.git_config"};
-        err = refuse(fs, "rename", buf_cstr(&dst), &s, LVL_WRITE);
-    }
+    if (!err && completes_repo(fs, np, newname)) err = refuse_repo_name(fs, "rename", buf_cstr(&dst), newname);
+    /* an exchange lands an object under the old name too */
+    if (!err && (flags & RENAME_EXCHANGE) && completes_repo(fs, p, name))
+        err = refuse_repo_name(fs, "rename", buf_cstr(&src), name);
     if (!err && syscall(SYS_renameat2, p->fd, name, np->fd, newname, flags) != 0) err = errno;
     if (!err) {
         pthread_mutex_lock(&fs->mu);
@@ -809,7 +827,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     int err = check_new(fs, p, name, "create");
     int fd = -1;
     /* O_EXCL as asked: a name the host made meanwhile is not taken over */
-    if (!err && (fd = openat(p->fd, name, (fi->flags & ~O_NOCTTY) | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mode)) < 0)
+    if (!err && (fd = openat(p->fd, name, (fi->flags & ~O_NOCTTY) | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+                          mode & ~(mode_t)(S_ISUID | S_ISGID))) < 0)
         err = errno;
     if (!err && decide_completes_repo_name(name)) atomic_fetch_add(&fs->gen, 1);
     struct fuse_entry_param e;

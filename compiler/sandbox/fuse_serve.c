@@ -102,10 +102,28 @@ struct fsl_log {
     size_t n;
 };
 
+/* path as the record and the summary show it: a name is the sandbox's
+ * choice, so a control byte (an ESC sequence for the host's terminal, a
+ * tab or newline that would forge a record), a backslash and any byte past
+ * ASCII is written \xNN. */
+static char *log_quote(const char *path)
+{
+    buf_t b = BUF_INIT;
+    for (const unsigned char *c = (const unsigned char *)path; *c; c++) {
+        if (*c >= 0x20 && *c < 0x7f && *c != '\\') buf_addc(&b, (char)*c);
+        else buf_printf(&b, "\\x%02x", *c);
+    }
+    char *r = xstrdup(buf_cstr(&b));
+    buf_free(&b);
+    return r;
+}
+
 void fsl_log_refusal(fsl_log_t *log, const char *op, const char *path, const char *rule)
 {
     if (!log) return;
-    char *key = xasprintf("%s\t%s\t%s", op, path, rule);
+    char *q = log_quote(path);
+    char *key = xasprintf("%s\t%s\t%s", op, q, rule);
+    free(q);
     pthread_mutex_lock(&log->mu);
     bool fresh = strmap_get(&log->seen, key) < 0 && log->n < FSL_LOG_MAX;
     if (fresh) {

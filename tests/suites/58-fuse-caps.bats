@@ -101,7 +101,8 @@ git_repo() { git init -q "$@"; }
         true'
     [ "$status" -eq 0 ]
     [ "$(sum)" = "$before" ]
-    [ ! -e "$T/ws/.git/modules/lib/hooks/x" ] && [ ! -e "$T/ws/bare.git/hooks/x" ]
+    [ ! -e "$T/ws/.git/modules/lib/hooks/x" ]
+    [ ! -e "$T/ws/bare.git/hooks/x" ]
     [ ! -e "$T/ws/vendor/mirror/hooks/post-update" ]
     for d in .git/modules/lib bare.git vendor/mirror; do
         [ "$(tail -n 1 "$T/ws/$d/description")" = ok ]
@@ -115,7 +116,141 @@ git_repo() { git init -q "$@"; }
     [ "$status" -eq 0 ]
     [ -e "$T/ws/r/config" ]
     # HEAD, objects and refs next to a config the sandbox wrote: refused
-    [ ! -e "$T/ws/r/HEAD" ] && [ ! -e "$T/ws/r/objects" ] && [ ! -e "$T/ws/r/refs" ]
+    [ ! -e "$T/ws/r/HEAD" ]
+    [ ! -e "$T/ws/r/objects" ]
+    [ ! -e "$T/ws/r/refs" ]
+}
+
+# host_git DIR ARGS — the host's git in DIR, as the user would run it later
+host_git() { local d=$1; shift; git -c safe.directory='*' -C "$d" "$@" 2> /dev/null; }
+
+@test "git's redirection names and the names tools load implicitly cannot be created (attack 02, 11)" {
+    git_repo "$T/ws"
+    mkdir -p "$T/ws/sub"
+    git_repo "$T/ws/sub"
+    own
+    dprun '
+        mkdir -p c/objects c/refs/heads c/hooks .claude .cursor .config/fish .git/info
+        printf "[core]\n\tfsmonitor = touch /tmp/pwned\n" > c/config; printf "#!/bin/sh\n" > c/hooks/pre-commit
+        echo ../c > .git/commondir; echo ../../c > sub/.git/commondir; echo "[core]" > .git/config.worktree
+        mkdir -p .git/worktrees/w; echo ../c > .git/worktrees/w/commondir; echo /x > .git/worktrees/w/gitdir
+        echo "[core]" > .git/worktrees/w/config.worktree
+        echo "* filter=x" > .git/info/attributes; echo /tmp > .git/objects/info/alternates
+        echo "{}" > .claude/settings.json; echo "{}" > .claude/settings.local.json; echo "{}" > .cursor/mcp.json
+        echo x > .npmrc; echo x > .yarnrc.yml; echo x > .config/fish/config.fish
+        for f in .zshenv .bash_login .zlogin .bash_logout; do echo x > $f; done
+        echo ok > .claude/notes.md; echo ok > .git/info/exclude2; echo ok > npmrc
+        true'
+    [ "$status" -eq 0 ]
+    for p in .git/commondir sub/.git/commondir .git/config.worktree .git/worktrees/w/commondir .git/worktrees/w/gitdir \
+             .git/worktrees/w/config.worktree .git/info/attributes .git/objects/info/alternates .claude/settings.json \
+             .claude/settings.local.json .cursor/mcp.json .npmrc .yarnrc.yml .config/fish/config.fish .zshenv \
+             .bash_login .zlogin .bash_logout; do
+        [ ! -e "$T/ws/$p" ] || { echo "created on the host: $p"; false; }
+    done
+    for p in .claude/notes.md .git/info/exclude2 npmrc; do [ "$(cat "$T/ws/$p")" = ok ]; done
+    # the host's git reads its own config and hooks, not the planted ones
+    for s in . sub; do
+        [ -z "$(host_git "$T/ws/$s" config --get core.fsmonitor)" ]
+        [[ "$(host_git "$T/ws/$s" rev-parse --git-path hooks)" != *c/hooks* ]]
+    done
+    [[ "$output" == *'protect.git_config "**/.git/commondir"'* ]]
+}
+
+@test "a repository git would take (symlinked objects/, a commondir, a gitfile) gets no planted config or hooks (attack 01)" {
+    own
+    dprun '
+        mkdir r o r/refs; ln -s ../o r/objects; echo "ref: refs/heads/main" > r/HEAD
+        printf "[core]\n\tfsmonitor = touch /tmp/pwned\n" > r/config; mkdir r/hooks
+        mkdir sub; echo "gitdir: ../r" > sub/.git
+        mkdir g c c/objects c/refs; echo "ref: refs/heads/main" > g/HEAD; echo ../c > g/commondir
+        printf "[core]\n\tfsmonitor = touch /tmp/pwned\n" > c/config; mkdir c/hooks
+        mkdir sub2; echo "gitdir: ../g" > sub2/.git
+        mkdir plain; echo ok > plain/config
+        true'
+    [ "$status" -eq 0 ]
+    [ ! -e "$T/ws/r/config" ]
+    [ ! -e "$T/ws/r/hooks" ]
+    [ ! -e "$T/ws/g/commondir" ]
+    for s in sub sub2 r; do
+        [ -z "$(host_git "$T/ws/$s" config --get core.fsmonitor)" ] || { echo "host git in $s reads the planted config"; false; }
+    done
+    # a config where no HEAD stands is an ordinary file
+    [ "$(cat "$T/ws/plain/config")" = ok ]
+    [[ "$output" == *"r/config: protect.git_config (a repository by its structure: a directory holding HEAD)"* ]]
+    [[ "$output" == *"g/commondir: protect.git_config (commondir"* ]]
+}
+
+@test "RENAME_EXCHANGE cannot complete a repository around a written config or hooks; both ends are checked (attack 17)" {
+    command -v python3 > /dev/null || skip "no python3"
+    # a host-made directory that becomes a repository if a file lands on HEAD
+    mkdir -p "$T/ws/H/HEAD" "$T/ws/H/objects" "$T/ws/H/refs/heads"
+    printf '[core]\n\tbare = true\n' > "$T/ws/H/config"
+    own
+    dprun '
+        mkdir -p A/HEAD A/objects A/refs/heads B
+        printf "[core]\n\tbare = true\n\tfsmonitor = touch /tmp/pwned\n" > A/config
+        mkdir A/hooks; echo "#!/bin/sh" > A/hooks/pre-commit
+        echo "ref: refs/heads/main" > B/x; echo "ref: refs/heads/main" > B/y
+        python3 -c "
+import ctypes; libc = ctypes.CDLL(None, use_errno=True)
+print(\"exchange-A\", libc.renameat2(-100, b\"A/HEAD\", -100, b\"B/x\", 2), ctypes.get_errno())
+print(\"exchange-H\", libc.renameat2(-100, b\"H/HEAD\", -100, b\"B/y\", 2), ctypes.get_errno())"
+        true'
+    [ "$status" -eq 0 ]
+    [ ! -e "$T/ws/A/config" ]
+    [ ! -e "$T/ws/A/hooks" ]
+    [ -z "$(host_git "$T/ws/A" --git-dir="$T/ws/A" config --get core.fsmonitor)" ]
+    # the exchange landing a file on H/HEAD (the source end) was refused: H is as the host made it
+    [ -d "$T/ws/H/HEAD" ]
+    [ -f "$T/ws/B/y" ]
+    [[ "$output" == *"exchange-H -1 13"* ]]
+}
+
+@test "caps hold past 256 ancestors (attack 14)" {
+    deep=$T/ws/ro rel=ro
+    for _ in $(seq 1 300); do deep=$deep/d rel=$rel/d; done
+    mkdir -p "$deep"
+    echo ORIGINAL > "$deep/file.txt"
+    printf '[filesystem]\ndeny_write = ["%s/ws/ro"]\n' "$T" > "$T/cfg.toml"
+    mkdir -p "$T/ws/rw"
+    dw=$T/ws/rw rw=rw
+    for _ in $(seq 1 300); do dw=$dw/d rw=$rw/d; done
+    mkdir -p "$dw"
+    own
+    dprun "cd $rel && { echo PWNED > file.txt; echo NEW > new.txt; }; cd /; cd $T/ws/$rw && echo ok > ok.txt; true"
+    [ "$status" -eq 0 ]
+    [ "$(cat "$deep/file.txt")" = ORIGINAL ]
+    [ ! -e "$deep/new.txt" ]
+    [ "$(cat "$dw/ok.txt")" = ok ]
+}
+
+@test "no set-user-ID or set-group-ID bit reaches the host (attack 12)" {
+    own
+    dprun '
+        cp /bin/true u; chmod 6755 u; chmod u+s u
+        python3 -c "import os; os.close(os.open(\"c\", os.O_CREAT | os.O_WRONLY, 0o6755))" 2> /dev/null || install -m 6755 /bin/true c
+        mkdir -m 3777 d; mknod p p 2> /dev/null; chmod 4644 p 2> /dev/null
+        cp /bin/true plain; chmod 0755 plain
+        true'
+    [ "$status" -eq 0 ]
+    for f in u c d; do
+        [ -e "$T/ws/$f" ]
+        [ $(( 0$(stat -c %a "$T/ws/$f") & 06000 )) -eq 0 ] || { echo "$f: $(stat -c %A "$T/ws/$f")"; false; }
+    done
+    # the sticky bit and the permission bits are kept
+    [ "$(stat -c %a "$T/ws/d")" = 1777 ]
+    [ "$(stat -c %a "$T/ws/u")" = 755 ]
+    [ "$(stat -c %a "$T/ws/plain")" = 755 ]
+}
+
+@test "names the sandbox chose are escaped in the refusal summary (attack 18)" {
+    git_repo "$T/ws"
+    own
+    dprun 'n=$(printf "x\033]52;c;cHduZWQ=\007\033[2J\ty"); { echo evil > ".git/hooks/$n"; } 2> /dev/null; true'
+    [ "$status" -eq 0 ]
+    [[ "$output" != *$'\e'* && "$output" != *$'\a'* ]]
+    [[ "$output" == *'create '*'/.git/hooks/x\x1b]52;c;cHduZWQ=\x07\x1b[2J\x09y: protect.git_hooks'* ]]
 }
 
 @test "names created during the run, in new directories, are capped as deeply as existing ones" {
@@ -127,8 +262,10 @@ git_repo() { git init -q "$@"; }
         echo E=1 > new/dir/.env; echo ok > new/dir/.envrc
         true'
     [ "$status" -eq 0 ]
-    [ ! -e "$T/ws/new/dir/deep/.bashrc" ] && [ ! -e "$T/ws/new/dir/k.secret" ]
-    [ ! -e "$T/ws/new/.git/hooks" ] && [ ! -e "$T/ws/new/dir/.env" ]
+    [ ! -e "$T/ws/new/dir/deep/.bashrc" ]
+    [ ! -e "$T/ws/new/dir/k.secret" ]
+    [ ! -e "$T/ws/new/.git/hooks" ]
+    [ ! -e "$T/ws/new/dir/.env" ]
     for p in new/dir/deep/bashrc new/dir/k.txt new/.git/HEAD2 new/dir/.envrc; do [ "$(cat "$T/ws/$p")" = ok ]; done
 }
 
@@ -143,7 +280,8 @@ git_repo() { git init -q "$@"; }
     [[ "$output" == *visible* ]]
     [[ "$(printf '%s\n' "$output" | grep -cx 'k.secret')" -eq 0 ]]
     # moving it out of the hidden name is refused too
-    [ "$(cat "$T/ws/a/b/c/k.secret")" = topsecret ] && [ ! -e "$T/ws/a/b/c/out.txt" ]
+    [ "$(cat "$T/ws/a/b/c/k.secret")" = topsecret ]
+    [ ! -e "$T/ws/a/b/c/out.txt" ]
 }
 
 @test "renames into a protected name, and of a directory holding one, are refused" {
@@ -157,9 +295,12 @@ git_repo() { git init -q "$@"; }
         mkdir -p y/hooks; mv y z
         true'
     [ "$status" -eq 0 ]
-    [ "$(cat "$T/ws/plain.txt")" = ok ] && [ ! -e "$T/ws/.bashrc" ]
-    [ -d "$T/ws/sub/.git/hooks" ] && [ ! -e "$T/ws/sub/gitdir" ]
-    [ ! -e "$T/ws/other/.git" ] && [ -e "$T/ws/x/hooks/pre-commit" ]
+    [ "$(cat "$T/ws/plain.txt")" = ok ]
+    [ ! -e "$T/ws/.bashrc" ]
+    [ -d "$T/ws/sub/.git/hooks" ]
+    [ ! -e "$T/ws/sub/gitdir" ]
+    [ ! -e "$T/ws/other/.git" ]
+    [ -e "$T/ws/x/hooks/pre-commit" ]
     [ -d "$T/ws/z/hooks" ] # an ordinary rename still works
 }
 
@@ -170,7 +311,10 @@ git_repo() { git init -q "$@"; }
     before=$(sha256sum < "$T/ws/.git/config")
     dprun 'ln .git/config cfg; echo evil >> cfg; ln plain.txt .mcp.json; ln plain.txt plain2.txt; true'
     [ "$status" -eq 0 ]
-    [ ! -e "$T/ws/cfg" ] && [ ! -e "$T/ws/.mcp.json" ]
+    # the link was refused: cfg is the new file `>>` made, config has one name
+    [ "$(stat -c %h "$T/ws/.git/config")" -eq 1 ]
+    [ "$(cat "$T/ws/cfg")" = evil ]
+    [ ! -e "$T/ws/.mcp.json" ]
     [ "$(sha256sum < "$T/ws/.git/config")" = "$before" ]
     [ "$(stat -c %h "$T/ws/plain.txt")" -eq 2 ]
 }
@@ -195,7 +339,8 @@ git_repo() { git init -q "$@"; }
     wait
     [ "$status" -eq 0 ]
     [ "$(cat "$T/outside/f")" = orig ]
-    [ ! -e "$T/outside/new" ] && [ ! -e "$T/outside/new2" ]
+    [ ! -e "$T/outside/new" ]
+    [ ! -e "$T/outside/new2" ]
     [ ! -e "$T/ws/.git/hooks/pre-commit" ]
     [ -L "$T/ws/out" ] # the link itself is an ordinary name
 }
@@ -213,7 +358,8 @@ git_repo() { git init -q "$@"; }
     dprun 'git init -q r; echo rc=$?'
     [[ "$output" == *"rc=1"* || "$output" == *"rc=128"* ]]
     [[ "$output" == *"protect.git_hooks"* || "$output" == *"protect.git_config"* ]]
-    [ ! -e "$T/ws/r/.git/hooks" ] && [ ! -e "$T/ws/r/.git/config" ]
+    [ ! -e "$T/ws/r/.git/hooks" ]
+    [ ! -e "$T/ws/r/.git/config" ]
 }
 
 @test "a tree of 250,000 entries starts (the mount plan refuses past 200,000)" {
@@ -314,7 +460,8 @@ EOF
     [ "$status" -eq 0 ]
     [[ "$output" == *"layer mounts: 1"* ]]
     [[ "$output" != *"layer is not used"* ]]
-    [ ! -e "$T/ws/sub/.git/hooks/pre-commit" ] && [ ! -e "$T/ws/sub/.mcp.json" ]
+    [ ! -e "$T/ws/sub/.git/hooks/pre-commit" ]
+    [ ! -e "$T/ws/sub/.mcp.json" ]
     [ "$(cat "$T/ws/sub/ok.json")" = ok ]
 }
 

@@ -36,6 +36,14 @@ static const char *const table[] = {
     "/ws/new/dir/k.secret.txt", "/ws/new/k.secret/inner", "/ws/x/.env", "/ws/x/.envrc", "/sc/.bashrc",
     "/sc/a/b/.gitconfig", "/h/proj/.git/hooks/x", "/h/proj/src/k.secret", "/h/proj/src/a.c", "/h/other",
     "/usr/lib/x", "/etc/hosts", "/ws/.claude/agents/a.md", "/ws/.idea/workspace.xml",
+    /* the names git reads config, hooks and objects through, and those
+     * tools load implicitly (attacks 01, 02, 11) */
+    "/ws/.git/commondir", "/ws/sub/.git/config.worktree", "/ws/.git/worktrees/w/commondir",
+    "/ws/.git/worktrees/w/gitdir", "/ws/.git/worktrees/w/config.worktree", "/ws/.git/worktrees/w/HEAD",
+    "/ws/.git/info/attributes", "/ws/.git/info/exclude", "/ws/.git/objects/info/alternates",
+    "/ws/.git/objects/info/packs", "/ws/.claude/settings.json", "/ws/a/.claude/settings.local.json",
+    "/ws/.claude/notes.md", "/ws/.cursor/mcp.json", "/ws/.npmrc", "/ws/a/.yarnrc.yml", "/ws/.zshenv",
+    "/ws/.zlogin", "/ws/.bash_login", "/ws/.bash_logout", "/ws/.config/fish/config.fish", "/ws/.config/fish/x",
 };
 
 static bool always_repo(void *ctx, const char *dir)
@@ -78,6 +86,17 @@ int main(void)
         {"/ws/bare.git/config", LVL_READ},          {"/ws/bare.git/description", LVL_WRITE},
         {"/ws/new/dir/k.secret", LVL_NONE},         {"/ws/sub/deeper/.profile", LVL_READ},
         {"/ws/sub/deeper/profile.txt", LVL_WRITE},
+        {"/ws/.git/commondir", LVL_READ},           {"/ws/sub/.git/config.worktree", LVL_READ},
+        {"/ws/.git/worktrees/w/commondir", LVL_READ}, {"/ws/.git/worktrees/w/gitdir", LVL_READ},
+        {"/ws/.git/worktrees/w/config.worktree", LVL_READ}, {"/ws/.git/worktrees/w/HEAD", LVL_WRITE},
+        {"/ws/.git/info/attributes", LVL_READ},     {"/ws/.git/info/exclude", LVL_WRITE},
+        {"/ws/.git/objects/info/alternates", LVL_READ}, {"/ws/.claude/settings.json", LVL_READ},
+        {"/ws/a/.claude/settings.local.json", LVL_READ}, {"/ws/.claude/notes.md", LVL_WRITE},
+        {"/ws/.cursor/mcp.json", LVL_READ},         {"/ws/.npmrc", LVL_READ},
+        {"/ws/a/.yarnrc.yml", LVL_READ},            {"/ws/.zshenv", LVL_READ},
+        {"/ws/.zlogin", LVL_READ},                  {"/ws/.bash_login", LVL_READ},
+        {"/ws/.bash_logout", LVL_READ},             {"/ws/.config/fish/config.fish", LVL_READ},
+        {"/ws/.config/fish/x", LVL_WRITE},
     };
     for (size_t i = 0; i < sizeof pin / sizeof *pin; i++) {
         char name[200];
@@ -99,6 +118,17 @@ int main(void)
           "a config in a directory that is not a repository stays writable");
     CHECK(decide_path(r, &roots, "/ws/vendored/hooks/x", NULL, NULL, NULL) == LVL_WRITE,
           "without a probe (SBPL, explain) only the path patterns count");
+    /* a path past any fixed buffer (attack 14): still decided, never waved through */
+    buf_t deep = BUF_INIT;
+    buf_adds(&deep, "/ws/vendored");
+    while (deep.len < 6000) buf_adds(&deep, "/d");
+    buf_adds(&deep, "/hooks/x");
+    CHECK(decide_path(r, &roots, buf_cstr(&deep), always_repo, NULL, &v) == LVL_READ && v.builtin,
+          "the structural rule holds on a path of 6,000 bytes");
+    buf_free(&deep);
+    CHECK(decide_redirects_repo_name("commondir") && !decide_redirects_repo_name("commondir2") &&
+              !decide_redirects_repo_name("config"),
+          "commondir is the one name that redirects a repository");
     buf_t t = BUF_INIT;
     decide_path(r, &roots, "/ws/sub/.mcp.json", NULL, NULL, &v);
     decide_rule_text(&v, &t);
