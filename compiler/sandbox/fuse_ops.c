@@ -287,11 +287,12 @@ static int check_node(lfs_t *fs, lnode_t *x, const char *op, level_t need)
     return e;
 }
 
-/* Does dirfd hold a name n (no symlink followed)? */
+/* Does dirfd hold a name n (no symlink followed)? Yes unless it surely
+ * does not (fail closed: an error other than ENOENT counts as a name). */
 static bool has(int dirfd, const char *n)
 {
     struct stat st;
-    return fstatat(dirfd, n, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    return fstatat(dirfd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
 }
 
 /* Would name, made in parent, complete a repository around a config or
