@@ -34,6 +34,11 @@ static void git_setup(void)
     /* Objects are only ever read back by this process: skip re-hashing
      * what it reads, and keep the fsync-free default. */
     git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+    /* libgit2 keeps a process-wide cache of parsed objects, 256 MiB by
+     * default: a long-lived server with many sessions would hold trees and
+     * commits it reads once per checkpoint. The stat cache (ckpt_io.c) is
+     * what keeps an unchanged workspace cheap, not this one: keep it small. */
+    git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)(2 << 20));
 }
 
 char *ckpt_git_error(const char *what)

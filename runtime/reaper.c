@@ -92,7 +92,34 @@ bool reaper_is_sandbox_pid1(int pidfd, pid_t pid, pid_t bwrap_pid)
            deep_child_of(pidfd, pid, self.tgid, &self, NULL);
 }
 
-/* One child of ours: kill and reap it if it is a re-parented sandbox process. */
+/* Is pid an ended access-time layer guard re-parented to us? The guard is a
+ * child of the layer's daemon (compiler/sandbox/fuse_serve.c); the daemon is
+ * killed when its run ends, so the guard, which unmounts the trees once the
+ * runner lets go, ends as our child (we are the subreaper) and nobody else
+ * waits for it. It lives in our own pid namespace, where no sandboxed
+ * process can be or name itself: its name is ours to trust. Only a zombie is
+ * taken, so no status another thread waits for (a bwrap of exec.c) is. */
+static bool ended_guard(int pidfd, pid_t pid, const pstat_t *self)
+{
+    char path[64], comm[32] = "";
+    pstat_t p;
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    if (!read_pstat(path, &p) || p.tgid != pid || p.ppid != self->tgid || p.depth != self->depth || p.state != 'Z')
+        return false;
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, comm, sizeof comm - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    comm[n] = '\0';
+    return strcmp(comm, "drun-fuse-guard\n") == 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+}
+
+/* One child of ours: kill and reap it if it is a re-parented sandbox
+ * process, or reap it if it is an ended layer guard. */
 static bool reap_one(pid_t pid, const pstat_t *self)
 {
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -100,7 +127,10 @@ static bool reap_one(pid_t pid, const pstat_t *self)
         return false;
     char state = 0;
     bool reaped = false;
-    if (deep_child_of(pidfd, pid, self->tgid, self, &state)) {
+    if (ended_guard(pidfd, pid, self)) {
+        siginfo_t si = {0};
+        reaped = waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG) == 0 && si.si_pid == pid;
+    } else if (deep_child_of(pidfd, pid, self->tgid, self, &state)) {
         /* Its bwrap is gone, and so is its run: nothing it does is wanted.
          * SIGKILL to a pid namespace's init ends the whole namespace. */
         if (state != 'Z')
