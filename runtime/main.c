@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -395,6 +396,17 @@ int main(int argc, char **argv)
 {
     int relay = sbx_relay_main(argc, argv); /* inside a sandbox: its proxy relay (proxy.h) */
     if (relay >= 0) return relay;
+    /* RSS of a long-lived server with one thread per HTTP connection: glibc
+     * gives each thread an arena (up to 8 per core) and, once a 2 MiB read
+     * buffer has been freed, raises its mmap threshold so that such buffers
+     * and the zlib state of every checkpoint write come from the arenas,
+     * where freed memory stays pinned below long-lived blocks. The heap in
+     * use is flat (massif), yet RSS grew ~9 MB over 2,000 calls from 8
+     * clients and ~14 MB over 8,000. Two arenas and a fixed 128 KiB mmap
+     * threshold (large buffers go back to the kernel on free): +3 MB and
+     * +6.3 MB (tests/mcp/soak.mjs, 8 concurrent clients). */
+    mallopt(M_ARENA_MAX, 2);
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     /* jansson allocates through xmalloc too: one allocation-failure policy
      * (buf.h), so no JSON builder needs a NULL check. */
     json_set_alloc_funcs(xmalloc, free);

@@ -1,6 +1,7 @@
 /* tools.c — the tool table, argument validation, result assembly, helpers. */
 #include "tools.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -202,7 +203,7 @@ json_t *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
                    const json_t *args, bool has_nul)
 {
     tool_call_t tc = {.srv = srv, .req = req};
-    atomic_fetch_add(&srv->tool_calls, 1);
+    unsigned long long ncall = atomic_fetch_add(&srv->tool_calls, 1) + 1;
     /* The reload check: one stat when the config is unchanged. Everything
      * below runs under this one policy, even if another call swaps a newer
      * one in meanwhile. */
@@ -252,5 +253,15 @@ json_t *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
     buf_free(&tc.text);
     free(tc.policy_error);
     lpolicy_release(tc.lp);
+    /* RSS, not a leak: the heap in use stays flat under load (massif), but
+     * calls on many threads free their transient buffers (file reads, zlib
+     * state of every checkpoint write, JSON) below long-lived blocks
+     * (checkpoint history, libgit2's cache), and glibc returns only the top
+     * of a heap. malloc_trim() also gives back whole free pages in the
+     * middle (alone: +7.4 MB instead of +9.1 MB over 2,000 calls from 8
+     * clients; with main.c's mallopt: +3 MB); every 64 calls it costs one
+     * walk of the free lists. */
+    if (ncall % 64 == 0)
+        malloc_trim(0);
     return res;
 }
