@@ -37,6 +37,11 @@
  * lattice_owned_at, lattice_owned_default_at. */
 #include "lattice.h"
 
+/* compiler/decide.h — the one access decision the access-time layer and
+ * session_export share: decide_path, decide_repo_fn, decide_rule_text,
+ * decide_completes_repo_name. */
+#include "decide.h"
+
 /* compiler/compile.h — compile_facts_for (the facts a policy is compiled with). */
 #include "compile.h"
 

@@ -19,7 +19,6 @@
 
 #include "access.h"
 #include "beneath.h"
-#include "decide.h"
 #include "drun_policy.h"
 #include "sessfs.h"
 #include "sesstools.h"
