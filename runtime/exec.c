@@ -341,6 +341,9 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
     sandbox_status(residue, status, &st);
     r->setup_failed = st.setup_failed;
     r->fs_denied = sandbox_fs_denied(residue, FS_DENIED_MAX, &r->fs_denied_total);
+    /* pid 1 is gone, and every process of the sandbox with it: the layer
+     * ends now, not with the placeholders. */
+    sandbox_end_layer(residue);
     /* Placeholders are removed later, when no command runs (janitor.h). */
     janitor_leave(s->janitor, residue);
     return true;

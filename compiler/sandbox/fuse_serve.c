@@ -284,8 +284,12 @@ static void *serve_thread(void *p)
 {
     serve_arg_t *a = p;
     struct fuse_loop_config *cfg = fuse_loop_cfg_create();
-    fuse_loop_cfg_set_max_threads(cfg, 8);
-    fuse_loop_cfg_set_idle_threads(cfg, 4);
+    /* Every thread of the daemon counts against the sandbox user's process
+     * limit (RLIMIT_NPROC is per user, and the daemon runs as that user),
+     * which the sandboxes of every concurrent run share: a run serves
+     * several trees, so each tree gets few workers and keeps one idle. */
+    fuse_loop_cfg_set_max_threads(cfg, 4);
+    fuse_loop_cfg_set_idle_threads(cfg, 1);
     fuse_session_loop_mt(a->se, cfg);
     fuse_loop_cfg_destroy(cfg);
     return NULL;

@@ -121,6 +121,13 @@ void sandbox_wait_finish(sbx_residue_t *r, pid_t pid, sbx_status_t *st)
     sandbox_cleanup(r);
 }
 
+void sandbox_end_layer(sbx_residue_t *r)
+{
+    if (!r || !r->layer) return;
+    fsl_finish(r->layer, NULL);
+    r->layer = NULL;
+}
+
 void sandbox_cleanup(sbx_residue_t *r)
 {
     if (!r) return;

@@ -132,6 +132,15 @@ void sandbox_status(sbx_residue_t *residue, int wait_status, sbx_status_t *st);
  * (caller frees; NULL when none or no layer), *total how many there were. */
 char *sandbox_fs_denied(const sbx_residue_t *residue, size_t max, size_t *total);
 
+/* Ends the run's access-time filesystem layer (unmounts its trees, stops its
+ * daemon) once every process of the sandbox is gone, keeping the rest of
+ * residue for sandbox_cleanup. A caller that defers sandbox_cleanup (drun-mcp
+ * removes placeholders when no command runs) calls this at once: a layer
+ * left with them would keep a daemon, whose threads count against the
+ * sandbox user's process limit, for as long as commands keep running.
+ * Read sandbox_fs_denied first. */
+void sandbox_end_layer(sbx_residue_t *residue);
+
 /* For a one-off run, by a caller that is a child subreaper
  * (PR_SET_CHILD_SUBREAPER) with no other children: reaps bwrap (pid), decodes
  * the status (sandbox_status), waits until no process the command started is
