@@ -1,9 +1,13 @@
 /* main.c — drun-policy entry point: everything else lives in the library. */
+#include <unistd.h>
 #include "cli.h"
 #include "proxy.h"
 
 int main(int argc, char **argv)
 {
     int relay = sbx_relay_main(argc, argv); /* inside a sandbox: its proxy relay (proxy.h), not the CLI */
-    return relay >= 0 ? relay : cli_main(argc, argv);
+    /* _exit: the relay has nothing to flush, and a sanitizer build's leak
+     * check at exit would put its own status in place of the command's */
+    if (relay >= 0) _exit(relay);
+    return cli_main(argc, argv);
 }

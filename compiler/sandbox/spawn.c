@@ -71,10 +71,20 @@ static void set_limit(pid_t pid, int res, rlim_t v)
     prlimit(pid, res, &rl, NULL);
 }
 
-static void set_limits(const sandbox_t *s, pid_t pid)
+/* A sanitizer build of this binary cannot start under an address-space
+ * limit (ASan reserves terabytes of shadow memory at start), and a proxied
+ * run starts this very binary inside the sandbox as the relay: such a build
+ * leaves RLIMIT_AS off proxied runs. Release builds always set it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define AS_LIMIT_WITH_RELAY 0
+#else
+#define AS_LIMIT_WITH_RELAY 1
+#endif
+
+static void set_limits(const sandbox_t *s, pid_t pid, bool relay)
 {
     const policy_t *p = s->pol;
-    set_limit(pid, RLIMIT_AS, (rlim_t)policy_get(p, S_MEMORY_MB) << 20);
+    if (!relay || AS_LIMIT_WITH_RELAY) set_limit(pid, RLIMIT_AS, (rlim_t)policy_get(p, S_MEMORY_MB) << 20);
     set_limit(pid, RLIMIT_CPU, (rlim_t)policy_get(p, S_CPU_SECONDS));
     set_limit(pid, RLIMIT_FSIZE, (rlim_t)policy_get(p, S_MAX_FILE_SIZE_MB) << 20);
     set_limit(pid, RLIMIT_NOFILE, (rlim_t)policy_get(p, S_MAX_OPEN_FILES));
@@ -129,7 +139,7 @@ static _Noreturn void child(const char *bwrap_bin, char **argv, const sbx_exec_t
     /* nothing of the caller's (sockets, other sessions' pipes) crosses over */
     if (syscall(SYS_close_range, (unsigned)SBX_FD_COUNT, ~0U, 0U) != 0) _exit(127);
     if (x->new_pgrp && setpgid(0, 0) != 0) _exit(127);
-    if (limits) set_limits(limits, 0);
+    if (limits) set_limits(limits, 0, in->relay >= 0);
     /* A root caller's sandbox runs as the sandbox user: raw syscalls, for
      * this thread alone (glibc's wrappers signal every thread of the
      * caller to change theirs too: wrong from a vfork child of a threaded
@@ -315,7 +325,7 @@ bool sbx_early_feed(const sandbox_t *s, sbx_early_t *e, const buf_t *args)
         memcmp(args->p, SECCOMP_FIRST, sizeof SECCOMP_FIRST) != 0 || s->seccomp.len == 0 ||
         s->seccomp.len > PIPE_BUF)
         return false;
-    if (!e->limits_set) set_limits(s, e->pid);
+    if (!e->limits_set) set_limits(s, e->pid, e->relay);
     if (!write_whole(e->args_fd, args->p, args->len)) return false;
     close_fd(&e->args_fd);
     /* every option is in the pipe: only now may the filter follow */
