@@ -112,3 +112,16 @@ bool fsutil_write_atomic(const char *path, const void *data, size_t len, char **
     free(tmp);
     return ok;
 }
+
+bool fsutil_write_all(int fd, const void *p, size_t n)
+{
+    const char *s = p;
+    while (n) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return false;
+        s += w;
+        n -= (size_t)w;
+    }
+    return true;
+}

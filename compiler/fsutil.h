@@ -36,6 +36,10 @@ bool fsutil_read_file(const char *path, buf_t *out, char **err);
 /* Writes len bytes to path through a temp file beside it (mode 0644,
  * fsync'd) renamed into place, so a reader never sees half of it. False
  * with *err (caller frees); the temp file is gone then. */
+/* Writes all n bytes of p to fd (retrying short writes and EINTR); false
+ * with errno set on the first error. */
+bool fsutil_write_all(int fd, const void *p, size_t n);
+
 bool fsutil_write_atomic(const char *path, const void *data, size_t len, char **err);
 
 #endif

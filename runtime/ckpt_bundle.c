@@ -64,21 +64,6 @@ static int pack_out(void *data, size_t size, void *payload)
     return 0;
 }
 
-static bool write_fd(int fd, const void *p, size_t n)
-{
-    const char *s = p;
-    while (n) {
-        ssize_t w = write(fd, s, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return false;
-        s += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 bool ckpt_bundle_write(ckpt_t *c, int fd, const char *session_label, char **err)
 {
     pthread_mutex_lock(&c->mu);
@@ -119,7 +104,7 @@ bool ckpt_bundle_write(ckpt_t *c, int fd, const char *session_label, char **err)
     buf_printf(&head, "%s HEAD\n", git_oid_tostr(hex, sizeof hex, tip));
     buf_printf(&head, "%s refs/heads/main\n", hex);
     buf_printf(&head, "%s refs/drun/meta\n\n", git_oid_tostr(hex, sizeof hex, &meta_oid));
-    if (!write_fd(fd, head.p, head.len) || !write_fd(fd, pack.p, pack.len)) {
+    if (!fsutil_write_all(fd, head.p, head.len) || !fsutil_write_all(fd, pack.p, pack.len)) {
         *err = xasprintf("cannot write the snapshot: %s", strerror(errno));
         goto out;
     }

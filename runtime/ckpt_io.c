@@ -39,21 +39,6 @@ static int co_fail(co_t *co, const char *name, const char *what)
     return -1;
 }
 
-static int co_write_all(int fd, const void *p, size_t n)
-{
-    const char *s = p;
-    while (n) {
-        ssize_t w = write(fd, s, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return -1;
-        s += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Writes blob e as dirfd/name; fills n. */
 static int co_file(co_t *co, int dirfd, const git_tree_entry *e, ckpt_node_t *n)
 {
@@ -80,7 +65,7 @@ static int co_file(co_t *co, int dirfd, const git_tree_entry *e, ckpt_node_t *n)
          * neither followed nor overwritten; the call fails instead. */
         int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                         mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644);
-        if (fd < 0 || co_write_all(fd, data, len) < 0 ||
+        if (fd < 0 || !fsutil_write_all(fd, data, len) ||
             (co->own && co->own->uid != (uid_t)-1 && fchown(fd, co->own->uid, co->own->gid) < 0) ||
             fchmod(fd, mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644) < 0 ||
             fstat(fd, &st) < 0)

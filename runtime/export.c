@@ -108,21 +108,6 @@ static const char *ex_refused(ex_t *x, const char *rel, char **owned)
     return *owned;
 }
 
-static bool ex_write_all(int fd, const void *p, size_t n)
-{
-    const char *s = p;
-    while (n) {
-        ssize_t w = write(fd, s, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
-            return false;
-        s += w;
-        n -= (size_t)w;
-    }
-    return true;
-}
-
 /* The current content of pfd/name when it is a regular file (for the
  * diff); NULL when it is missing or something else. */
 static char *ex_read_old(int pfd, const char *name, size_t *len)
@@ -163,7 +148,7 @@ static int ex_write_file(ex_t *x, int pfd, const char *name, ckpt_kind_t kind, c
     }
     if (fd < 0)
         return -1;
-    bool ok = ex_write_all(fd, data, len) && fchmod(fd, kind == CKPT_EXEC ? 0755 : 0644) == 0;
+    bool ok = fsutil_write_all(fd, data, len) && fchmod(fd, kind == CKPT_EXEC ? 0755 : 0644) == 0;
     close(fd);
     /* rename replaces a symlink at name itself, never its target */
     if (!ok || renameat(pfd, tmp, pfd, name) < 0) {
