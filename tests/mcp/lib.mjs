@@ -20,6 +20,13 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = process.env.ROOT ? path.resolve(process.env.ROOT) : path.resolve(here, '../..');
 export const B = process.env.B || 'build';
 export const BIN = path.resolve(ROOT, B, 'drun-mcp');
+
+/* DRUN_TEST_SANDBOX_USER (UID:GID), for a root drun-mcp: the sandbox user of
+ * every server these helpers start. A suite that fills its sandbox user's
+ * process count (RLIMIT_NPROC is per uid) gets a uid of its own, so it can
+ * run beside the other suites (tests/run: "alone unless root"). */
+const SBX_ARGS = process.env.DRUN_TEST_SANDBOX_USER && process.getuid() === 0
+  ? ['--sandbox-user', process.env.DRUN_TEST_SANDBOX_USER] : [];
 export const TRANSPORTS = ['stdio', 'http'];
 
 /* drun-mcp refuses a state dir that another user could swap (an ancestor
@@ -130,7 +137,7 @@ export async function start(transport, opts = {}) {
     configPath = path.join(dir, 'config.toml');
     fs.writeFileSync(configPath, opts.config);
   }
-  const args = ['--state-dir', stateDir, '--log-level', 'info'];
+  const args = ['--state-dir', stateDir, '--log-level', 'info', ...SBX_ARGS];
   if (configPath) args.push('--config', configPath);
   args.push(...(opts.args || []));
   const env = { ...process.env, HOME: dir, ...(opts.env || {}) };
@@ -228,7 +235,7 @@ export function sessionDirs(stateDir) {
 /** Raw JSON-RPC lines over stdio, for protocol edge cases the SDK never sends. */
 export function rawStdio(args = [], env = {}) {
   const dir = tmpdir('raw-');
-  const child = spawn(BIN, ['--state-dir', path.join(dir, 'state'), ...args], {
+  const child = spawn(BIN, ['--state-dir', path.join(dir, 'state'), ...SBX_ARGS, ...args], {
     env: { ...process.env, HOME: dir, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
