@@ -18,9 +18,11 @@
 #include "bpf.h"
 #include "digest.h"
 #include "fsutil.h"
+#include "glob.h"
 #include "jsonw.h"
 #include "keys.h"
-#include "paths.h"
+#include "path.h"
+#include "ppath.h"
 #include "seccomp_filter.h"
 
 /* ---- facts ---------------------------------------------------------------------------------------------- */

@@ -45,9 +45,12 @@
 /* compiler/compile.h — compile_facts_for (the facts a policy is compiled with). */
 #include "compile.h"
 
-/* compiler/policy/paths.h — path helpers: path_join, path_is_under,
- * path_next_comp, glob_comp_wild. */
-#include "paths.h"
+/* compiler/policy/path.h — path helpers: path_join, path_is_under,
+ * path_next_comp. */
+#include "path.h"
+
+/* compiler/policy/glob.h — glob_comp_wild (a wildcard in a path component). */
+#include "glob.h"
 
 /* compiler/policy/domain.h — domain_match (allowed_domains patterns). */
 #include "domain.h"

@@ -14,8 +14,9 @@
 #include "diagids.h"
 #include "domain.h"
 #include "explain.h"
+#include "glob.h"
 #include "keys.h"
-#include "paths.h"
+#include "path.h"
 #include "sbpl.h"
 
 /* Above these the compiled artifacts are "too large" (profile-too-large):

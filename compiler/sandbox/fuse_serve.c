@@ -65,7 +65,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "paths.h"
+#include "path.h"
 #include "sbx_int.h"
 
 #define FSL_LOG_MAX 1000 /* distinct refusals recorded per run; past it they are counted */

@@ -28,7 +28,6 @@
 #include "lattice.h"
 #include "fsutil.h"
 #include "jsonr.h"
-#include "paths.h"
 #include "seccomp_filter.h"
 
 extern char **environ;

@@ -37,10 +37,10 @@ copy_tree() {
 
 @test "policy including a backend is an upward include" {
     copy_tree
-    printf '#include "bwrap.h"\n' >> "$tmp/t/compiler/policy/paths.h"
+    printf '#include "bwrap.h"\n' >> "$tmp/t/compiler/policy/ppath.h"
     run scripts/check-layers "$tmp/t"
     assert_failure
-    assert_line --partial 'compiler/policy/paths.h: includes compiler/backends/bwrap.h, an upward include'
+    assert_line --partial 'compiler/policy/ppath.h: includes compiler/backends/bwrap.h, an upward include'
 }
 
 @test "runtime reaching past drun_policy.h fails" {
