@@ -82,7 +82,7 @@
  * sandbox_user, sandbox_use_user; and through it compiler/sandbox/proxy.h, the
  * proxy of sandboxed commands: proxy_wanted, proxy_open, proxy_sandbox_fd,
  * proxy_sandbox_end_close, proxy_refusals, proxy_refusals_free, proxy_close,
- * sbx_relay_main (proxy_chan_t, proxy_opts_t, proxy_refusal_t). */
+ * relay_main (proxy_chan_t, proxy_opts_t, proxy_refusal_t). */
 #include "sandbox.h"
 
 #endif

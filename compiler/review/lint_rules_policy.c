@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "bwrap.h"
-#include "diagids.h"
+#include "diag_ids.h"
 #include "domain.h"
 #include "explain.h"
 #include "glob.h"
