@@ -265,8 +265,8 @@ static void do_initialize(mcp_conn_t *c, jsonrpc_msg_t *m, mcp_reply_t *out)
     const json_t *pv = json_object_get(m->params, "protocolVersion");
     if (!json_is_string(pv)) {
         out->text = jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS,
-                             "Invalid params: initialize needs params.protocolVersion (a string)",
-                             NULL);
+                                  "Invalid params: initialize needs params.protocolVersion (a string)",
+                                  NULL);
         return;
     }
     const char *asked = json_string_value(pv);
@@ -275,7 +275,7 @@ static void do_initialize(mcp_conn_t *c, jsonrpc_msg_t *m, mcp_reply_t *out)
     if (c->state != CONN_NEW) {
         pthread_mutex_unlock(&c->mu);
         out->text = jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST,
-                             "Invalid Request: this connection is initialized already", NULL);
+                                  "Invalid Request: this connection is initialized already", NULL);
         return;
     }
     c->state = CONN_OPEN;
@@ -301,12 +301,12 @@ static void do_tools_call(mcp_conn_t *c, jsonrpc_msg_t *m, const mcp_sink_t *sin
     const json_t *args = json_object_get(m->params, "arguments");
     if (!json_is_string(name)) {
         out->text = jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS,
-                             "Invalid params: tools/call needs params.name (a string)", NULL);
+                                  "Invalid params: tools/call needs params.name (a string)", NULL);
         return;
     }
     if (args && !json_is_object(args)) {
         out->text = jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS,
-                             "Invalid params: params.arguments must be an object", NULL);
+                                  "Invalid params: params.arguments must be an object", NULL);
         return;
     }
     const tool_def_t *def = tools_find(json_string_value(name));
@@ -329,7 +329,7 @@ static void do_tools_call(mcp_conn_t *c, jsonrpc_msg_t *m, const mcp_sink_t *sin
         if (r.wake_fd >= 0)
             close(r.wake_fd);
         out->text = jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST,
-                             "Invalid Request: a request with this id is still running", NULL);
+                                  "Invalid Request: a request with this id is still running", NULL);
         return;
     }
     json_t *empty = args ? NULL : json_object();
@@ -347,7 +347,7 @@ static void request(mcp_conn_t *c, jsonrpc_msg_t *m, const mcp_sink_t *sink, mcp
     const char *meth = m->method;
     if (m->bad_params) {
         out->text = jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS,
-                             "Invalid params: \"params\" must be an object", NULL);
+                                  "Invalid params: \"params\" must be an object", NULL);
         return;
     }
     if (!strcmp(meth, "initialize")) {
@@ -364,16 +364,16 @@ static void request(mcp_conn_t *c, jsonrpc_msg_t *m, const mcp_sink_t *sink, mcp
     pthread_mutex_unlock(&c->mu);
     if (state == CONN_NEW) {
         out->text = jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST,
-                             "Invalid Request: the connection is not initialized; send "
-                             "initialize first",
-                             NULL);
+                                  "Invalid Request: the connection is not initialized; send "
+                                  "initialize first",
+                                  NULL);
         return;
     }
     if (!strcmp(meth, "tools/list")) {
         const json_t *cursor = json_object_get(m->params, "cursor");
         if (cursor && !json_is_string(cursor)) {
             out->text = jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS,
-                                 "Invalid params: params.cursor must be a string", NULL);
+                                      "Invalid params: params.cursor must be a string", NULL);
             return;
         }
         char *r = xasprintf("{\"tools\":%s}", c->srv->tools_json);

@@ -15,7 +15,7 @@ static void log_refusal(void *ctx, const char *session, const proxy_refusal_t *r
 }
 
 proxy_chan_t *netproxy_open(const policy_t *p, const char *session_id, const domain_rule_t *extra, size_t nextra,
-                          char **err)
+                            char **err)
 {
     proxy_opts_t o = {session_id, extra, nextra, log_refusal, NULL};
     return proxy_open(p, &o, err);

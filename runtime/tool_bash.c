@@ -114,17 +114,17 @@ static bool lists_allow(tool_call_t *tc, const char *cmd, size_t len)
     if (e) {
         tools_where(tc, e->span, &where);
         tools_fail(tc,
-                "Command refused by %s entry \"%s\" (%s): %s%s%s. Rewrite the command so that "
-                "no simple command matches a denylist entry%s; the lists are the operator's.",
-                list, e->s, buf_cstr(&where), v.reason, v.command ? "; simple command: " : "",
-                v.command ? v.command : "",
-                p->cmd_allow.n ? " and every one matches an allowlist entry" : "");
+                   "Command refused by %s entry \"%s\" (%s): %s%s%s. Rewrite the command so that "
+                   "no simple command matches a denylist entry%s; the lists are the operator's.",
+                   list, e->s, buf_cstr(&where), v.reason, v.command ? "; simple command: " : "",
+                   v.command ? v.command : "",
+                   p->cmd_allow.n ? " and every one matches an allowlist entry" : "");
     } else if (v.list) {
         tools_fail(tc, "Command refused by %s: %s%s%s. Allowed commands: see get_policy.", list,
-                v.reason, v.command ? "; simple command: " : "", v.command ? v.command : "");
+                   v.reason, v.command ? "; simple command: " : "", v.command ? v.command : "");
     } else {
         tools_fail(tc, "Command refused: %s. The command lists need a command that parses.",
-                v.reason);
+                   v.reason);
     }
     buf_free(&where);
     cmdlist_verdict_free(&v);
@@ -241,7 +241,7 @@ static void run_bash(tool_call_t *tc, const json_t *args)
     if (!started) {
         json_decref(warnings);
         tools_fail(tc, "The sandbox could not be set up, so the command did not run: %s",
-                r.error);
+                   r.error);
         log_warn("session %s: sandbox setup failed: %s", s->id, r.error);
         exec_result_free(&r);
         sessions_put(s);
@@ -252,7 +252,7 @@ static void run_bash(tool_call_t *tc, const json_t *args)
         buf_t msg = BUF_INIT;
         textenc_utf8_sanitize(r.err.p, r.err.len, &msg);
         tools_fail(tc, "The sandbox could not be set up, so the command did not run: %s",
-                buf_cstr(&msg));
+                   buf_cstr(&msg));
         log_warn("session %s: bwrap could not set up the sandbox: %s", s->id, buf_cstr(&msg));
         buf_free(&msg);
         exec_result_free(&r);

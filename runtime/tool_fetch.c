@@ -87,7 +87,7 @@ static void run_fetch(tool_call_t *tc, const json_t *args)
     const char *why;
     if (!beneath_normalize(save_as, &rel, &why) || !rel.len) {
         tools_fail(tc, "Invalid save_as \"%s\": %s.", save_as,
-                rel.len || why ? why : "it names the workspace itself; give a file path");
+                   rel.len || why ? why : "it names the workspace itself; give a file path");
         buf_free(&rel);
         return;
     }
@@ -110,7 +110,7 @@ static void run_fetch(tool_call_t *tc, const json_t *args)
     pfd = beneath_open_dir(s->ws_fd, parent, true);
     if (pfd < 0) {
         tools_fail(tc, "save_as \"%s\": its directory cannot be used: %s%s", rel.p, strerror(errno),
-                errno == ELOOP ? " (a component is a symlink; symlinks are never followed)" : "");
+                   errno == ELOOP ? " (a component is a symlink; symlinks are never followed)" : "");
         goto out;
     }
     if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -121,7 +121,7 @@ static void run_fetch(tool_call_t *tc, const json_t *args)
         }
         if (!overwrite) {
             tools_fail(tc, "save_as \"%s\" exists; pass overwrite: true or choose another path.",
-                    rel.p);
+                       rel.p);
             goto out;
         }
         old_size = (uint64_t)st.st_size;
@@ -178,10 +178,10 @@ static void run_fetch(tool_call_t *tc, const json_t *args)
     } else if (!tc->is_error) {
         bool quota = res.error_kind == FETCH_TOO_LARGE && quota_bound;
         tools_fail(tc, "Fetch of %s failed (%s): %s%s", url, fetch_error_kind_name(res.error_kind),
-                res.error ? res.error : "unknown error",
-                quota ? " The limit was the room left in the workspace (max_workspace_mb); "
-                        "delete files to make room."
-                      : "");
+                   res.error ? res.error : "unknown error",
+                   quota ? " The limit was the room left in the workspace (max_workspace_mb); "
+                           "delete files to make room."
+                         : "");
         goto out;
     } else {
         goto out;

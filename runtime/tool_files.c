@@ -141,8 +141,8 @@ static void run_write(tool_call_t *tc, const json_t *args)
     if (!strcmp(enc, "base64")) {
         if (!textenc_base64_decode(content, strlen(content), &data)) {
             tools_fail(tc, "content is not valid base64 (standard alphabet, optional '=' "
-                        "padding, no whitespace); send it again, or use encoding \"utf-8\" for "
-                        "text.");
+                           "padding, no whitespace); send it again, or use encoding \"utf-8\" for "
+                           "text.");
             goto out;
         }
     } else {
@@ -173,8 +173,8 @@ static void run_write(tool_call_t *tc, const json_t *args)
         exists = true;
         if (S_ISLNK(st.st_mode)) {
             tools_fail(tc, "\"%s\" is a symbolic link; the file tools never write through "
-                        "symlinks. Remove it first (session_bash: rm) or write elsewhere.",
-                    rel.p);
+                           "symlinks. Remove it first (session_bash: rm) or write elsewhere.",
+                       rel.p);
             goto unlock;
         }
         if (S_ISDIR(st.st_mode)) {
@@ -208,10 +208,10 @@ static void run_write(tool_call_t *tc, const json_t *args)
     uint64_t after = u.bytes - (old_size <= u.bytes ? old_size : u.bytes) + data.len;
     if (after > limit) {
         tools_fail(tc, "Refused: the workspace would hold %llu bytes, over max_workspace_mb (%lld "
-                    "MB = %llu bytes); it holds %llu now. Delete files (session_bash: rm) or "
-                    "write less.",
-                (unsigned long long)after, (long long)tools_setting(tc, S_MAX_WORKSPACE_MB),
-                (unsigned long long)limit, (unsigned long long)u.bytes);
+                       "MB = %llu bytes); it holds %llu now. Delete files (session_bash: rm) or "
+                       "write less.",
+                   (unsigned long long)after, (long long)tools_setting(tc, S_MAX_WORKSPACE_MB),
+                   (unsigned long long)limit, (unsigned long long)u.bytes);
         goto unlock;
     }
     if (!atomic_write(pfd, name, data.p, data.len, mode)) {

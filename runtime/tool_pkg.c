@@ -83,7 +83,7 @@ static void run_pkg(tool_call_t *tc, const json_t *args)
     const policy_t *p = tc->lp->pol;
     if (!policy_get(p, S_PACKAGE_INSTALL_ENABLED)) {
         tools_fail(tc, "session_package_install is disabled by the policy: the operator sets "
-                    "package_install_enabled = true to allow it.");
+                       "package_install_enabled = true to allow it.");
         return;
     }
     const char *manager = tools_arg_str(args, "manager", "");
@@ -138,7 +138,7 @@ static void run_pkg(tool_call_t *tc, const json_t *args)
     if (!started || r.setup_failed) {
         proxy_close(net);
         tools_fail(tc, "The sandbox could not be set up, so nothing was installed: %s",
-                r.error ? r.error : "bwrap failed");
+                   r.error ? r.error : "bwrap failed");
         exec_result_free(&r);
         sessions_put(s);
         return;

@@ -289,7 +289,7 @@ static bool do_mount(tool_call_t *tc, session_t *s, const char *src, const char 
     bool norm = beneath_normalize(target, &rel, &why);
     if (!norm || !rel.len) {
         tools_fail(tc, "target \"%s\" is refused: %s.", target,
-                norm ? "give a path inside the workspace, not the workspace itself" : why);
+                   norm ? "give a path inside the workspace, not the workspace itself" : why);
         buf_free(&rel);
         return false;
     }
@@ -307,7 +307,7 @@ static bool do_mount(tool_call_t *tc, session_t *s, const char *src, const char 
     bool ok = h.res && mountin_copy(&r, &res, &err) == 0;
     if (!h.res)
         tools_fail(tc, "session_mount is refused: the policy cannot be evaluated for this "
-                    "session, so nothing is copied in.");
+                       "session, so nothing is copied in.");
     else if (!ok)
         tools_fail(tc, "Mount refused, nothing was copied: %s.", err);
     if (ok) {
@@ -517,11 +517,11 @@ static void run_export(tool_call_t *tc, const json_t *args)
     char *err = NULL, *capped = NULL;
     if (!h.res) {
         tools_fail(tc, "session_export is refused: the policy cannot be evaluated for this "
-                    "session, so nothing is written.");
+                       "session, so nothing is written.");
     } else if ((capped = dir_capped(&h, r.output_dir))) {
         /* the state dir, another session, a protected tree: not even a mkdir there */
         tools_fail(tc, "Export refused, nothing was written: output_dir \"%s\" is %s.", r.output_dir,
-                capped);
+                   capped);
     } else if (export_run(s->ckpt, &r, &res, &err) < 0) {
         tools_fail(tc, "Export refused, nothing was written: %s.", err);
         export_res_free(&res);

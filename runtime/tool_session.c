@@ -232,9 +232,9 @@ static void run_get_env(tool_call_t *tc, const json_t *args)
         for (i = 0; i < p->env_allowlist.n; i++)
             buf_printf(&allowed, "%s%s", i ? ", " : "", p->env_allowlist.v[i].s);
         tools_fail(tc,
-                "Not in env_allowlist: %s. Only these names may be read: %s. Ask the operator "
-                "to add a name to env_allowlist in the config if the task needs it.",
-                buf_cstr(&denied), allowed.len ? buf_cstr(&allowed) : "(none: the list is empty)");
+                   "Not in env_allowlist: %s. Only these names may be read: %s. Ask the operator "
+                   "to add a name to env_allowlist in the config if the task needs it.",
+                   buf_cstr(&denied), allowed.len ? buf_cstr(&allowed) : "(none: the list is empty)");
         buf_free(&allowed);
         buf_free(&denied);
         sessions_put(s);

@@ -74,7 +74,7 @@ static bool private_ok(tool_call_t *tc, int fd)
     if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & 022))
         return true;
     tools_fail(tc, "the snapshots dir must be owned by uid %u and not writable by others",
-            (unsigned)geteuid());
+               (unsigned)geteuid());
     return false;
 }
 

@@ -213,15 +213,15 @@ json_t *tools_call(struct mcp_server *srv, mcp_req_t *req, const tool_def_t *def
     buf_t why = BUF_INIT;
     if (has_nul) {
         tools_fail(&tc, "A string argument contains U+0000 (\\u0000), which is not accepted in "
-                     "names, paths or commands; send binary file content base64-encoded "
-                     "(encoding \"base64\").");
+                        "names, paths or commands; send binary file content base64-encoded "
+                        "(encoding \"base64\").");
     } else if (!argcheck(input_schema_of(def), args, &why)) {
         tools_fail(&tc, "Invalid arguments for %s: %s. See the tool's inputSchema.", def->name,
-                buf_cstr(&why));
+                   buf_cstr(&why));
     } else if (def->needs_policy && !tc.lp) {
         tools_fail(&tc, "%s is refused: no policy is in force because the config has never "
-                     "compiled. Fix the config (see the diagnostic below, or get_policy).",
-                def->name);
+                        "compiled. Fix the config (see the diagnostic below, or get_policy).",
+                   def->name);
     } else {
         def->run(&tc, args);
     }

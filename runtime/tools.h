@@ -66,7 +66,7 @@ const tool_def_t *tools_find(const char *name);
 /* Runs one validated call and returns the CallToolResult object (caller
  * owns). has_nul: a string argument held U+0000 (refused). */
 json_t *tools_call(struct mcp_server *srv, mcp_req_t *req, const tool_def_t *def,
-                  const json_t *args, bool has_nul);
+                   const json_t *args, bool has_nul);
 
 /* ---- helpers for handlers ------------------------------------------------------------ */
 

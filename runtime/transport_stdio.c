@@ -149,7 +149,7 @@ static void handle_line(stdio_ctx_t *c, const char *line, size_t len)
         pthread_mutex_unlock(&c->q_mu);
         if (j) {
             char *e = jsonrpc_error(j->msg.id, JSONRPC_INTERNAL_ERROR,
-                               "Internal error: too many requests in flight; retry later", NULL);
+                                    "Internal error: too many requests in flight; retry later", NULL);
             write_line(c, e);
             free(e);
             jsonrpc_msg_free(&j->msg);
@@ -216,8 +216,8 @@ int transport_stdio_run(mcp_server_t *srv, int in_fd, int out_fd, int stop_fd, s
                     /* Too long to be a message we would accept: answer once,
                      * drop the rest of the line, resync at the newline. */
                     char *e = jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST,
-                                       "Invalid Request: message longer than the line limit",
-                                       NULL);
+                                            "Invalid Request: message longer than the line limit",
+                                            NULL);
                     write_line(&c, e);
                     free(e);
                     log_warn("dropped a message longer than %zu bytes", max_line);
