@@ -18,9 +18,11 @@
 #include "bpf.h"
 #include "digest.h"
 #include "fsutil.h"
+#include "glob.h"
 #include "jsonw.h"
 #include "keys.h"
-#include "paths.h"
+#include "path.h"
+#include "ppath.h"
 #include "seccomp_filter.h"
 
 /* ---- facts ---------------------------------------------------------------------------------------------- */
@@ -364,11 +366,11 @@ static compiled_t *compile_with(const policy_t *p, const compile_opts_t *o, cons
     return c;
 fail:
     if (!*err && diag_count(diags, SEV_ERROR) == 0) *err = xstrdup("compilation failed");
-    compiled_free(c);
+    compile_free(c);
     return NULL;
 }
 
-void compiled_free(compiled_t *c)
+void compile_free(compiled_t *c)
 {
     if (!c) return;
     for (int t = 0; t < 2; t++) {
@@ -384,7 +386,7 @@ void compiled_free(compiled_t *c)
     free(c);
 }
 
-bool compiled_write(const compiled_t *c, const char *dir, char **err)
+bool compile_write(const compiled_t *c, const char *dir, char **err)
 {
     if (!fsutil_mkdirs(dir, 0755)) {
         *err = xasprintf("%s: cannot create: %s", dir, strerror(errno));

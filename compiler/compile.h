@@ -37,7 +37,7 @@ facts_t *compile_facts_for(const policy_t *p, target_t t, const char *const file
 /* Compiles p. NULL with diags or *err (caller frees) on failure; nothing is
  * written anywhere. */
 compiled_t *compile_policy(const policy_t *p, const compile_opts_t *o, diag_list_t *diags, char **err);
-void compiled_free(compiled_t *c);
+void compile_free(compiled_t *c);
 
 /* As compile_policy, for the targets whose facts are given as JSON text
  * (by target_t; NULL: that target is not built). check recompiles with the
@@ -47,6 +47,6 @@ compiled_t *compile_policy_facts_json(const policy_t *p, const char *const facts
 
 /* Writes the built artifacts into dir (created if missing), each to a temp
  * file renamed into place, so a reader never sees half of one. */
-bool compiled_write(const compiled_t *c, const char *dir, char **err);
+bool compile_write(const compiled_t *c, const char *dir, char **err);
 
 #endif

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "paths.h"
-
 /* The cap that decided a lowered level: the first at the lowest level. */
 static const rrule_t *lowest_cap(const verdict_t *v)
 {

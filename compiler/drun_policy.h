@@ -45,9 +45,12 @@
 /* compiler/compile.h — compile_facts_for (the facts a policy is compiled with). */
 #include "compile.h"
 
-/* compiler/policy/paths.h — path helpers: path_join, path_is_under,
- * path_next_comp, glob_comp_wild. */
-#include "paths.h"
+/* compiler/policy/path.h — path helpers: path_join, path_is_under,
+ * path_next_comp. */
+#include "path.h"
+
+/* compiler/policy/glob.h — glob_comp_wild (a wildcard in a path component). */
+#include "glob.h"
 
 /* compiler/policy/domain.h — domain_match (allowed_domains patterns). */
 #include "domain.h"
@@ -79,7 +82,7 @@
  * sandbox_user, sandbox_use_user; and through it compiler/sandbox/proxy.h, the
  * proxy of sandboxed commands: proxy_wanted, proxy_open, proxy_sandbox_fd,
  * proxy_sandbox_end_close, proxy_refusals, proxy_refusals_free, proxy_close,
- * sbx_relay_main (proxy_chan_t, proxy_opts_t, proxy_refusal_t). */
+ * relay_main (proxy_chan_t, proxy_opts_t, proxy_refusal_t). */
 #include "sandbox.h"
 
 #endif

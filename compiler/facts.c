@@ -19,7 +19,7 @@
 #include "jsonr.h"
 #include "jsonw.h"
 #include "fsutil.h"
-#include "paths.h"
+#include "path.h"
 
 const char *facts_target_name(target_t t) { return t == TARGET_MACOS ? "macos" : "linux"; }
 

@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "paths.h"
+#include "glob.h"
+#include "path.h"
+#include "ppath.h"
 
 /* [protect] patterns: each a cap at read, matching anywhere. */
 static const struct {

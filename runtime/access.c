@@ -38,7 +38,7 @@ static void res_free(acc_res_t *a)
 {
     lattice_free(a->owned);
     facts_free(a->facts);
-    lpolicy_release(a->lp);
+    reload_release(a->lp);
     free(a);
 }
 
@@ -126,7 +126,7 @@ static bool where_init(session_t *s, where_t *w)
 static void rule_words(tool_call_t *tc, const rule_t *r, buf_t *out)
 {
     if (r->src) {
-        tc_where(tc, r->span, out);
+        tools_where(tc, r->span, out);
         buf_printf(out, " %s \"%s\"", policy_rule_kind_key(r->kind), r->written);
         return;
     }
@@ -374,7 +374,7 @@ bool access_require(tool_call_t *tc, session_t *s, const char *rel, level_t need
     buf_t why = BUF_INIT;
     bool ok = access_allows(tc, s, rel, need, &why);
     if (!ok)
-        tc_fail(tc, "%s%s", what, buf_cstr(&why));
+        tools_fail(tc, "%s%s", what, buf_cstr(&why));
     buf_free(&why);
     return ok;
 }

@@ -26,7 +26,7 @@
  * closed: when the policy cannot be evaluated, nothing is allowed. */
 bool access_allows(tool_call_t *tc, session_t *s, const char *rel, level_t need, buf_t *why);
 
-/* access_allows, failing the call (tc_fail) with its sentence, prefixed by
+/* access_allows, failing the call (tools_fail) with its sentence, prefixed by
  * what ("" or e.g. "save_as: "), when it says no. */
 bool access_require(tool_call_t *tc, session_t *s, const char *rel, level_t need, const char *what);
 

@@ -20,7 +20,7 @@
 #include <curl/curl.h>
 
 #include "drun_policy.h"
-#include "fetchurl.h"
+#include "fetch_url.h"
 
 #ifndef DRUN_VERSION
 #define DRUN_VERSION "dev"

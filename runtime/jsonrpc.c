@@ -23,7 +23,7 @@
  * integral number, as in JSON Schema. JSON_ALLOW_NUL: "a\u0000b" is
  * refused with a sentence the model can act on (tools_call), not as
  * unparseable. */
-#define JR_LOAD_FLAGS \
+#define JSONRPC_LOAD_FLAGS \
     (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL | JSON_ALLOW_NUL)
 
 /* jansson holds a long string twice while it reads it (its lexer's copy and
@@ -31,7 +31,7 @@
  * body budget of the HTTP transport (--max-body-total) counts it once. One
  * large parse at a time keeps the peak memory of a flood of big bodies
  * within the bound docs/runtime.md states; small messages never wait. */
-#define JR_BIG_MESSAGE (1u << 20)
+#define JSONRPC_BIG_MESSAGE (1u << 20)
 static pthread_mutex_t big_parse_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- the exact text of a member, in JSON that jansson accepted --------------- */
@@ -145,17 +145,17 @@ static bool holds_nul(const json_t *v)
 
 /* ---- classification ------------------------------------------------------------ */
 
-static void invalid(jr_msg_t *m, int code, const char *msg)
+static void invalid(jsonrpc_msg_t *m, int code, const char *msg)
 {
-    m->kind = JR_INVALID;
+    m->kind = JSONRPC_INVALID;
     m->error = code;
     m->error_msg = xstrdup(msg);
 }
 
-static void parse_error(jr_msg_t *m, const json_error_t *e)
+static void parse_error(jsonrpc_msg_t *m, const json_error_t *e)
 {
-    m->kind = JR_INVALID;
-    m->error = JR_PARSE_ERROR;
+    m->kind = JSONRPC_INVALID;
+    m->error = JSONRPC_PARSE_ERROR;
     if (json_error_code(e) == json_error_invalid_utf8)
         m->error_msg = xstrdup("Parse error: the message is not valid UTF-8 JSON");
     else
@@ -165,7 +165,7 @@ static void parse_error(jr_msg_t *m, const json_error_t *e)
 
 /* params._meta.progressToken (kept when a string or a number) and
  * params.requestId (notifications/cancelled), as exact text. */
-static void read_mcp_values(const char *text, size_t len, jr_msg_t *m)
+static void read_mcp_values(const char *text, size_t len, jsonrpc_msg_t *m)
 {
     const json_t *meta = json_object_get(m->params, "_meta");
     const json_t *tok = json_object_get(meta, "progressToken");
@@ -181,14 +181,14 @@ static void read_mcp_values(const char *text, size_t len, jr_msg_t *m)
     }
 }
 
-void jr_parse(const char *text, size_t len, jr_msg_t *m)
+void jsonrpc_parse(const char *text, size_t len, jsonrpc_msg_t *m)
 {
     memset(m, 0, sizeof *m);
     json_error_t e;
-    bool big = len > JR_BIG_MESSAGE;
+    bool big = len > JSONRPC_BIG_MESSAGE;
     if (big)
         pthread_mutex_lock(&big_parse_mu);
-    m->root = json_loadb(text, len, JR_LOAD_FLAGS, &e);
+    m->root = json_loadb(text, len, JSONRPC_LOAD_FLAGS, &e);
     if (big)
         pthread_mutex_unlock(&big_parse_mu);
     if (!m->root) {
@@ -196,12 +196,12 @@ void jr_parse(const char *text, size_t len, jr_msg_t *m)
         return;
     }
     if (json_is_array(m->root)) {
-        invalid(m, JR_INVALID_REQUEST,
+        invalid(m, JSONRPC_INVALID_REQUEST,
                 "Invalid Request: JSON-RPC batches are not supported; send one message at a time");
         return;
     }
     if (!json_is_object(m->root)) {
-        invalid(m, JR_INVALID_REQUEST, "Invalid Request: a message must be a JSON object");
+        invalid(m, JSONRPC_INVALID_REQUEST, "Invalid Request: a message must be a JSON object");
         return;
     }
     m->has_nul = holds_nul(m->root);
@@ -211,7 +211,7 @@ void jr_parse(const char *text, size_t len, jr_msg_t *m)
         if (!json_is_string(idv) && !json_is_number(idv)) {
             /* null, boolean, object, array: MCP ids are strings or
              * numbers, so answer with a null id. */
-            invalid(m, JR_INVALID_REQUEST, "Invalid Request: the id must be a string or a number");
+            invalid(m, JSONRPC_INVALID_REQUEST, "Invalid Request: the id must be a string or a number");
             return;
         }
         static const char *const id_path[] = {"id", NULL};
@@ -222,23 +222,23 @@ void jr_parse(const char *text, size_t len, jr_msg_t *m)
     const json_t *ver = json_object_get(m->root, "jsonrpc");
     const json_t *method = json_object_get(m->root, "method");
     if (!json_is_string(ver) || strcmp(json_string_value(ver), "2.0") != 0) {
-        invalid(m, JR_INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
+        invalid(m, JSONRPC_INVALID_REQUEST, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
         return;
     }
     if (!method) {
         if (idv && (json_object_get(m->root, "result") || json_object_get(m->root, "error"))) {
-            m->kind = JR_RESPONSE;
+            m->kind = JSONRPC_RESPONSE;
             return;
         }
-        invalid(m, JR_INVALID_REQUEST, "Invalid Request: no \"method\"");
+        invalid(m, JSONRPC_INVALID_REQUEST, "Invalid Request: no \"method\"");
         return;
     }
     if (!json_is_string(method)) {
-        invalid(m, JR_INVALID_REQUEST, "Invalid Request: \"method\" must be a string");
+        invalid(m, JSONRPC_INVALID_REQUEST, "Invalid Request: \"method\" must be a string");
         return;
     }
     m->method = json_string_value(method);
-    m->kind = idv ? JR_REQUEST : JR_NOTIFICATION;
+    m->kind = idv ? JSONRPC_REQUEST : JSONRPC_NOTIFICATION;
     const json_t *params = json_object_get(m->root, "params");
     if (params && !json_is_object(params)) {
         /* MCP params are always objects (by-name). The envelope is sound, so
@@ -251,7 +251,7 @@ void jr_parse(const char *text, size_t len, jr_msg_t *m)
     read_mcp_values(text, len, m);
 }
 
-void jr_msg_free(jr_msg_t *m)
+void jsonrpc_msg_free(jsonrpc_msg_t *m)
 {
     json_decref(m->root);
     free(m->id);
@@ -264,7 +264,7 @@ void jr_msg_free(jr_msg_t *m)
 
 /* ---- building ------------------------------------------------------------------ */
 
-char *jr_print(const json_t *item)
+char *jsonrpc_print(const json_t *item)
 {
     /* 15 significant digits, as printf's %g would: a duration of 12.345 ms
      * prints as 12.345, not 12.345000000000001. */
@@ -278,17 +278,17 @@ char *jr_print(const json_t *item)
     return s;
 }
 
-/* jr_print of a value this function owns and releases. */
+/* jsonrpc_print of a value this function owns and releases. */
 static char *print_new(json_t *item)
 {
-    char *s = jr_print(item);
+    char *s = jsonrpc_print(item);
     json_decref(item);
     return s;
 }
 
-char *jr_print_with_raw(const json_t *obj, const char *key, const char *raw)
+char *jsonrpc_print_with_raw(const json_t *obj, const char *key, const char *raw)
 {
-    char *rest = jr_print(obj); /* "{}" or "{...}" */
+    char *rest = jsonrpc_print(obj); /* "{}" or "{...}" */
     char *s = xasprintf("{\"%s\":%s%s%s", key, raw, rest[1] == '}' ? "" : ",", rest + 1);
     free(rest);
     return s;
@@ -301,9 +301,9 @@ static char *envelope(const char *id, const char *key, const char *text)
     return xasprintf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"%s\":%s}", id ? id : "null", key, text);
 }
 
-char *jr_result_text(const char *id, const char *result) { return envelope(id, "result", result); }
+char *jsonrpc_result_text(const char *id, const char *result) { return envelope(id, "result", result); }
 
-char *jr_result(const char *id, json_t *result)
+char *jsonrpc_result(const char *id, json_t *result)
 {
     char *r = print_new(result ? result : json_object());
     char *s = envelope(id, "result", r);
@@ -311,11 +311,11 @@ char *jr_result(const char *id, json_t *result)
     return s;
 }
 
-char *jr_error(const char *id, int code, const char *msg, json_t *data)
+char *jsonrpc_error(const char *id, int code, const char *msg, json_t *data)
 {
     json_t *e = json_object();
     json_object_set_new(e, "code", json_integer(code));
-    json_object_set_new(e, "message", jr_string(msg));
+    json_object_set_new(e, "message", jsonrpc_string(msg));
     if (data)
         json_object_set_new(e, "data", data);
     char *r = print_new(e);
@@ -324,11 +324,11 @@ char *jr_error(const char *id, int code, const char *msg, json_t *data)
     return s;
 }
 
-char *jr_notification(const char *method, const char *params)
+char *jsonrpc_notification(const char *method, const char *params)
 {
     json_t *o = json_object();
     json_object_set_new(o, "jsonrpc", json_string("2.0"));
-    json_object_set_new(o, "method", jr_string(method));
+    json_object_set_new(o, "method", jsonrpc_string(method));
     char *head = print_new(o); /* {"jsonrpc":"2.0","method":"..."} */
     if (!params)
         return head;
@@ -338,13 +338,13 @@ char *jr_notification(const char *method, const char *params)
     return s;
 }
 
-json_t *jr_string(const char *s)
+json_t *jsonrpc_string(const char *s)
 {
     json_t *j = json_string(s);
     if (j)
         return j;
     buf_t b = BUF_INIT;
-    rt_utf8_sanitize(s, strlen(s), &b);
+    textenc_utf8_sanitize(s, strlen(s), &b);
     j = json_string(buf_cstr(&b));
     buf_free(&b);
     if (!j) {
@@ -354,14 +354,14 @@ json_t *jr_string(const char *s)
     return j;
 }
 
-json_t *jr_add_object(json_t *obj, const char *key)
+json_t *jsonrpc_add_object(json_t *obj, const char *key)
 {
     json_t *o = json_object();
     json_object_set_new(obj, key, o);
     return o;
 }
 
-json_t *jr_add_array(json_t *obj, const char *key)
+json_t *jsonrpc_add_array(json_t *obj, const char *key)
 {
     json_t *a = json_array();
     json_object_set_new(obj, key, a);

@@ -18,22 +18,22 @@
 
 /* The standard error codes. */
 enum {
-    JR_PARSE_ERROR = -32700,
-    JR_INVALID_REQUEST = -32600,
-    JR_METHOD_NOT_FOUND = -32601,
-    JR_INVALID_PARAMS = -32602,
-    JR_INTERNAL_ERROR = -32603,
+    JSONRPC_PARSE_ERROR = -32700,
+    JSONRPC_INVALID_REQUEST = -32600,
+    JSONRPC_METHOD_NOT_FOUND = -32601,
+    JSONRPC_INVALID_PARAMS = -32602,
+    JSONRPC_INTERNAL_ERROR = -32603,
 };
 
 typedef enum {
-    JR_REQUEST,      /* method + id: must be answered */
-    JR_NOTIFICATION, /* method, no id: never answered */
-    JR_RESPONSE,     /* result or error + id: a reply to a server request */
-    JR_INVALID,      /* answer with error/error_msg (id when it could be read) */
-} jr_kind_t;
+    JSONRPC_REQUEST,      /* method + id: must be answered */
+    JSONRPC_NOTIFICATION, /* method, no id: never answered */
+    JSONRPC_RESPONSE,     /* result or error + id: a reply to a server request */
+    JSONRPC_INVALID,      /* answer with error/error_msg (id when it could be read) */
+} jsonrpc_kind_t;
 
-typedef struct jr_msg {
-    jr_kind_t kind;
+typedef struct jsonrpc_msg {
+    jsonrpc_kind_t kind;
     json_t *root;          /* the parsed message, owned; NULL on a parse error */
     const char *method;    /* borrowed from root (requests, notifications) */
     const json_t *params;  /* borrowed; an object or NULL */
@@ -44,41 +44,41 @@ typedef struct jr_msg {
     /* Two MCP values kept as exact text for the same reason as the id: */
     char *progress_token;  /* raw params._meta.progressToken (string/number), or NULL */
     char *cancel_key;      /* params.requestId as an id key, or NULL */
-    int error;             /* JR_INVALID: the code to answer with */
-    char *error_msg;       /* JR_INVALID: the message, owned */
-} jr_msg_t;
+    int error;             /* JSONRPC_INVALID: the code to answer with */
+    char *error_msg;       /* JSONRPC_INVALID: the message, owned */
+} jsonrpc_msg_t;
 
 /* Parses and classifies one message of len bytes (need not be
- * NUL-terminated). Never fails: anything unusable comes back as JR_INVALID
- * with the error to send. Batches (arrays) are JR_INVALID: MCP 2025-06-18
+ * NUL-terminated). Never fails: anything unusable comes back as JSONRPC_INVALID
+ * with the error to send. Batches (arrays) are JSONRPC_INVALID: MCP 2025-06-18
  * and later dropped them, and answering only part of one is worse than a
  * clear refusal. Every number in root is a real (JSON_DECODE_INT_AS_REAL):
- * read numbers with json_number_value. Free with jr_msg_free. */
-void jr_parse(const char *text, size_t len, jr_msg_t *m);
-void jr_msg_free(jr_msg_t *m);
+ * read numbers with json_number_value. Free with jsonrpc_msg_free. */
+void jsonrpc_parse(const char *text, size_t len, jsonrpc_msg_t *m);
+void jsonrpc_msg_free(jsonrpc_msg_t *m);
 
 /* One-line JSON texts (no trailing newline), caller frees. id is the raw id
- * text or NULL for null. jr_result takes ownership of result (NULL: {}),
- * jr_error of data (may be NULL). jr_result_text takes the result as JSON
- * text, jr_notification its params (may be NULL). */
-char *jr_result(const char *id, json_t *result);
-char *jr_result_text(const char *id, const char *result);
-char *jr_error(const char *id, int code, const char *msg, json_t *data);
-char *jr_notification(const char *method, const char *params);
+ * text or NULL for null. jsonrpc_result takes ownership of result (NULL: {}),
+ * jsonrpc_error of data (may be NULL). jsonrpc_result_text takes the result as JSON
+ * text, jsonrpc_notification its params (may be NULL). */
+char *jsonrpc_result(const char *id, json_t *result);
+char *jsonrpc_result_text(const char *id, const char *result);
+char *jsonrpc_error(const char *id, int code, const char *msg, json_t *data);
+char *jsonrpc_notification(const char *method, const char *params);
 
 /* Prints item compactly on one line; caller frees. Never NULL. */
-char *jr_print(const json_t *item);
+char *jsonrpc_print(const json_t *item);
 
 /* Prints the object obj with "key": raw as its first member, raw being
  * exact JSON text (an echoed progress token); caller frees. */
-char *jr_print_with_raw(const json_t *obj, const char *key, const char *raw);
+char *jsonrpc_print_with_raw(const json_t *obj, const char *key, const char *raw);
 
 /* A new JSON string of s, never NULL: jansson refuses invalid UTF-8, which
  * here becomes U+FFFD (textenc.h) rather than a silently missing member. */
-json_t *jr_string(const char *s);
+json_t *jsonrpc_string(const char *s);
 
 /* Adds a new empty object / array to obj as key and returns it (borrowed). */
-json_t *jr_add_object(json_t *obj, const char *key);
-json_t *jr_add_array(json_t *obj, const char *key);
+json_t *jsonrpc_add_object(json_t *obj, const char *key);
+json_t *jsonrpc_add_array(json_t *obj, const char *key);
 
 #endif

@@ -11,9 +11,9 @@ static atomic_int log_level = RTLOG_WARN;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
-void rt_log_set_level(rtlog_level_t l) { atomic_store(&log_level, (int)l); }
+void log_set_level(rtlog_level_t l) { atomic_store(&log_level, (int)l); }
 
-int rt_log_parse_level(const char *s, rtlog_level_t *out)
+int log_parse_level(const char *s, rtlog_level_t *out)
 {
     for (int i = 0; i <= RTLOG_DEBUG; i++)
         if (strcmp(s, level_names[i]) == 0) {
@@ -23,7 +23,7 @@ int rt_log_parse_level(const char *s, rtlog_level_t *out)
     return 0;
 }
 
-void rt_log(rtlog_level_t l, const char *fmt, ...)
+void log_write(rtlog_level_t l, const char *fmt, ...)
 {
     if ((int)l > atomic_load(&log_level))
         return;

@@ -394,7 +394,7 @@ static bool http_options(const args_t *a, size_t max_msg, http_opts_t *h)
 
 int main(int argc, char **argv)
 {
-    int relay = sbx_relay_main(argc, argv); /* inside a sandbox: its proxy relay (proxy.h) */
+    int relay = relay_main(argc, argv); /* inside a sandbox: its proxy relay (proxy.h) */
     if (relay >= 0) _exit(relay); /* nothing to flush; no sanitizer exit check in place of the command's status */
     /* RSS of a long-lived server with one thread per HTTP connection: glibc
      * gives each thread an arena (up to 8 per core) and, once a 2 MiB read
@@ -425,11 +425,11 @@ int main(int argc, char **argv)
     }
     if (a.log_level) {
         rtlog_level_t l;
-        if (!rt_log_parse_level(a.log_level, &l)) {
+        if (!log_parse_level(a.log_level, &l)) {
             fprintf(stderr, "drun-mcp: --log-level must be error, warn, info or debug\n");
             return EXIT_USAGE;
         }
-        rt_log_set_level(l);
+        log_set_level(l);
     }
     char *uerr = NULL;
     if (!sandbox_use_user(a.sandbox_user, &uerr)) {
@@ -493,16 +493,16 @@ int main(int argc, char **argv)
     }
     bool healthy;
     char *d = mcp_server_describe(srv, &healthy);
-    rt_log(healthy ? RTLOG_INFO : RTLOG_WARN, "%s", d);
+    log_write(healthy ? RTLOG_INFO : RTLOG_WARN, "%s", d);
     free(d);
 
     int rc;
     if (a.listen) {
         h.tokens = (const char *const *)tokens.v;
         h.ntokens = tokens.n;
-        rc = http_run(srv, &h, sig_pipe[0]);
+        rc = transport_http_run(srv, &h, sig_pipe[0]);
     } else {
-        rc = stdio_run(srv, STDIN_FILENO, STDOUT_FILENO, sig_pipe[0], max_msg);
+        rc = transport_stdio_run(srv, STDIN_FILENO, STDOUT_FILENO, sig_pipe[0], max_msg);
     }
     mcp_server_free(srv);
     log_info("stopped");

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "server.h"
 #include "tools.h"
@@ -60,7 +61,7 @@ static void *reaper_main(void *arg)
         if (lp)
             sessions_reap(s->sessions,
                           policy_get(lp->pol, S_SESSION_IDLE_TIMEOUT_SECS) * 1000);
-        lpolicy_release(lp);
+        reload_release(lp);
         pthread_mutex_lock(&s->reaper_mu);
     }
     pthread_mutex_unlock(&s->reaper_mu);
@@ -84,7 +85,7 @@ mcp_server_t *mcp_server_new(const mcp_opts_t *o, char **err)
     s->tools_json = tools_list_json();
     /* bash when the host has it (the sandbox sees the same /usr), else sh. */
     s->shell = access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
-    s->started_ms = rt_wall_ms();
+    s->started_ms = clock_wall_ms();
     pthread_mutex_init(&s->reaper_mu, NULL);
     pthread_cond_init(&s->reaper_cv, NULL);
     if (!o->no_reaper) {
@@ -139,7 +140,7 @@ char *mcp_server_describe(mcp_server_t *s, bool *healthy)
         d = xasprintf("NO POLICY: sandboxed tools refuse until the config compiles:\n%s",
                       st.error ? st.error : "(no diagnostic)");
     reload_stats_free(&st);
-    lpolicy_release(lp);
+    reload_release(lp);
     return d;
 }
 
@@ -215,11 +216,11 @@ void mcp_req_progress(mcp_req_t *r, double progress, double total, const char *m
     if (total > 0)
         json_object_set_new(p, "total", json_real(total));
     if (message)
-        json_object_set_new(p, "message", jr_string(message));
+        json_object_set_new(p, "message", jsonrpc_string(message));
     /* The token goes back as the client wrote it, like an id (jsonrpc.h). */
-    char *params = jr_print_with_raw(p, "progressToken", r->progress_token);
+    char *params = jsonrpc_print_with_raw(p, "progressToken", r->progress_token);
     json_decref(p);
-    char *text = jr_notification("notifications/progress", params);
+    char *text = jsonrpc_notification("notifications/progress", params);
     r->sink->send(r->sink->ctx, text);
     free(text);
     free(params);
@@ -259,13 +260,13 @@ static const char instructions[] =
     "session workspace. Every call runs under the operator's policy (get_policy shows it); "
     "a refused call says which rule refused it and what to change.";
 
-static void do_initialize(mcp_conn_t *c, jr_msg_t *m, mcp_reply_t *out)
+static void do_initialize(mcp_conn_t *c, jsonrpc_msg_t *m, mcp_reply_t *out)
 {
     const json_t *pv = json_object_get(m->params, "protocolVersion");
     if (!json_is_string(pv)) {
-        out->text = jr_error(m->id, JR_INVALID_PARAMS,
-                             "Invalid params: initialize needs params.protocolVersion (a string)",
-                             NULL);
+        out->text = jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS,
+                                  "Invalid params: initialize needs params.protocolVersion (a string)",
+                                  NULL);
         return;
     }
     const char *asked = json_string_value(pv);
@@ -273,8 +274,8 @@ static void do_initialize(mcp_conn_t *c, jr_msg_t *m, mcp_reply_t *out)
     pthread_mutex_lock(&c->mu);
     if (c->state != CONN_NEW) {
         pthread_mutex_unlock(&c->mu);
-        out->text = jr_error(m->id, JR_INVALID_REQUEST,
-                             "Invalid Request: this connection is initialized already", NULL);
+        out->text = jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST,
+                                  "Invalid Request: this connection is initialized already", NULL);
         return;
     }
     c->state = CONN_OPEN;
@@ -283,36 +284,36 @@ static void do_initialize(mcp_conn_t *c, jr_msg_t *m, mcp_reply_t *out)
 
     json_t *r = json_object();
     json_object_set_new(r, "protocolVersion", json_string(v));
-    json_t *tools = jr_add_object(jr_add_object(r, "capabilities"), "tools");
+    json_t *tools = jsonrpc_add_object(jsonrpc_add_object(r, "capabilities"), "tools");
     json_object_set_new(tools, "listChanged", json_false());
-    json_t *info = jr_add_object(r, "serverInfo");
+    json_t *info = jsonrpc_add_object(r, "serverInfo");
     json_object_set_new(info, "name", json_string("drun-mcp"));
     json_object_set_new(info, "title", json_string("drun sandboxed sessions"));
     json_object_set_new(info, "version", json_string(DRUN_VERSION));
     json_object_set_new(r, "instructions", json_string(instructions));
-    out->text = jr_result(m->id, r);
+    out->text = jsonrpc_result(m->id, r);
     out->initialize = true;
 }
 
-static void do_tools_call(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mcp_reply_t *out)
+static void do_tools_call(mcp_conn_t *c, jsonrpc_msg_t *m, const mcp_sink_t *sink, mcp_reply_t *out)
 {
     const json_t *name = json_object_get(m->params, "name");
     const json_t *args = json_object_get(m->params, "arguments");
     if (!json_is_string(name)) {
-        out->text = jr_error(m->id, JR_INVALID_PARAMS,
-                             "Invalid params: tools/call needs params.name (a string)", NULL);
+        out->text = jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS,
+                                  "Invalid params: tools/call needs params.name (a string)", NULL);
         return;
     }
     if (args && !json_is_object(args)) {
-        out->text = jr_error(m->id, JR_INVALID_PARAMS,
-                             "Invalid params: params.arguments must be an object", NULL);
+        out->text = jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS,
+                                  "Invalid params: params.arguments must be an object", NULL);
         return;
     }
     const tool_def_t *def = tools_find(json_string_value(name));
     if (!def) {
         /* Unknown tools are a protocol error (MCP tools, error handling). */
         char *msg = xasprintf("Unknown tool: %s", json_string_value(name));
-        out->text = jr_error(m->id, JR_INVALID_PARAMS, msg, NULL);
+        out->text = jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS, msg, NULL);
         free(msg);
         return;
     }
@@ -327,8 +328,8 @@ static void do_tools_call(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mc
     if (!req_begin(c, &r)) {
         if (r.wake_fd >= 0)
             close(r.wake_fd);
-        out->text = jr_error(m->id, JR_INVALID_REQUEST,
-                             "Invalid Request: a request with this id is still running", NULL);
+        out->text = jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST,
+                                  "Invalid Request: a request with this id is still running", NULL);
         return;
     }
     json_t *empty = args ? NULL : json_object();
@@ -337,16 +338,16 @@ static void do_tools_call(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mc
     req_end(c, &r);
     if (r.wake_fd >= 0)
         close(r.wake_fd);
-    out->text = jr_result(m->id, result);
+    out->text = jsonrpc_result(m->id, result);
     out->cancelled = atomic_load(&r.cancelled);
 }
 
-static void request(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mcp_reply_t *out)
+static void request(mcp_conn_t *c, jsonrpc_msg_t *m, const mcp_sink_t *sink, mcp_reply_t *out)
 {
     const char *meth = m->method;
     if (m->bad_params) {
-        out->text = jr_error(m->id, JR_INVALID_PARAMS,
-                             "Invalid params: \"params\" must be an object", NULL);
+        out->text = jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS,
+                                  "Invalid params: \"params\" must be an object", NULL);
         return;
     }
     if (!strcmp(meth, "initialize")) {
@@ -355,28 +356,28 @@ static void request(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mcp_repl
     }
     if (!strcmp(meth, "ping")) {
         /* Allowed in every state (MCP lifecycle). */
-        out->text = jr_result(m->id, NULL);
+        out->text = jsonrpc_result(m->id, NULL);
         return;
     }
     pthread_mutex_lock(&c->mu);
     int state = c->state;
     pthread_mutex_unlock(&c->mu);
     if (state == CONN_NEW) {
-        out->text = jr_error(m->id, JR_INVALID_REQUEST,
-                             "Invalid Request: the connection is not initialized; send "
-                             "initialize first",
-                             NULL);
+        out->text = jsonrpc_error(m->id, JSONRPC_INVALID_REQUEST,
+                                  "Invalid Request: the connection is not initialized; send "
+                                  "initialize first",
+                                  NULL);
         return;
     }
     if (!strcmp(meth, "tools/list")) {
         const json_t *cursor = json_object_get(m->params, "cursor");
         if (cursor && !json_is_string(cursor)) {
-            out->text = jr_error(m->id, JR_INVALID_PARAMS,
-                                 "Invalid params: params.cursor must be a string", NULL);
+            out->text = jsonrpc_error(m->id, JSONRPC_INVALID_PARAMS,
+                                      "Invalid params: params.cursor must be a string", NULL);
             return;
         }
         char *r = xasprintf("{\"tools\":%s}", c->srv->tools_json);
-        out->text = jr_result_text(m->id, r);
+        out->text = jsonrpc_result_text(m->id, r);
         free(r);
         return;
     }
@@ -385,11 +386,11 @@ static void request(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mcp_repl
         return;
     }
     char *msg = xasprintf("Method not found: %s", meth);
-    out->text = jr_error(m->id, JR_METHOD_NOT_FOUND, msg, NULL);
+    out->text = jsonrpc_error(m->id, JSONRPC_METHOD_NOT_FOUND, msg, NULL);
     free(msg);
 }
 
-static void notification(mcp_conn_t *c, jr_msg_t *m)
+static void notification(mcp_conn_t *c, jsonrpc_msg_t *m)
 {
     if (m->bad_params)
         return; /* never answered, and nothing to act on */
@@ -404,20 +405,20 @@ static void notification(mcp_conn_t *c, jr_msg_t *m)
     /* Every other notification needs nothing from a tools-only server. */
 }
 
-void mcp_dispatch(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mcp_reply_t *out)
+void mcp_dispatch(mcp_conn_t *c, jsonrpc_msg_t *m, const mcp_sink_t *sink, mcp_reply_t *out)
 {
     memset(out, 0, sizeof *out);
     switch (m->kind) {
-    case JR_INVALID:
-        out->text = jr_error(m->id, m->error, m->error_msg, NULL);
+    case JSONRPC_INVALID:
+        out->text = jsonrpc_error(m->id, m->error, m->error_msg, NULL);
         out->bad = true;
         return;
-    case JR_RESPONSE:
+    case JSONRPC_RESPONSE:
         return; /* this server sends no requests, so there is nothing to match */
-    case JR_NOTIFICATION:
+    case JSONRPC_NOTIFICATION:
         notification(c, m);
         return;
-    case JR_REQUEST:
+    case JSONRPC_REQUEST:
         request(c, m, sink, out);
         return;
     }
@@ -426,8 +427,8 @@ void mcp_dispatch(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mcp_reply_
 void mcp_handle(mcp_conn_t *c, const char *text, size_t len, const mcp_sink_t *sink,
                 mcp_reply_t *out)
 {
-    jr_msg_t m;
-    jr_parse(text, len, &m);
+    jsonrpc_msg_t m;
+    jsonrpc_parse(text, len, &m);
     mcp_dispatch(c, &m, sink, out);
-    jr_msg_free(&m);
+    jsonrpc_msg_free(&m);
 }

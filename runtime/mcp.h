@@ -1,7 +1,7 @@
 /* mcp.h — the MCP server core: lifecycle, method dispatch and in-flight
  * requests, independent of any transport.
  *
- * A transport owns the bytes: it frames messages, parses them with jr_parse
+ * A transport owns the bytes: it frames messages, parses them with jsonrpc_parse
  * (or lets mcp_handle do it) and hands each to mcp_dispatch together with a
  * sink for the notifications that request may emit (progress). The core
  * never does I/O of its own, so the fuzz harness drives it with plain
@@ -60,7 +60,7 @@ void mcp_conn_set_principal(mcp_conn_t *c, unsigned principal);
 void mcp_conn_free(mcp_conn_t *c);
 /* Marks every in-flight request of c cancelled (their commands get killed). */
 void mcp_conn_cancel_all(mcp_conn_t *c);
-/* Cancels the in-flight request whose id key (jr_msg_t.id_key) is key, as
+/* Cancels the in-flight request whose id key (jsonrpc_msg_t.id_key) is key, as
  * notifications/cancelled does; nothing when none is running. */
 void mcp_conn_cancel(mcp_conn_t *c, const char *key);
 /* The negotiated protocol version, "" before initialize. */
@@ -82,9 +82,9 @@ typedef struct mcp_reply {
 } mcp_reply_t;
 
 /* Handles one parsed message. sink may be NULL (no progress possible). */
-void mcp_dispatch(mcp_conn_t *c, jr_msg_t *m, const mcp_sink_t *sink, mcp_reply_t *out);
+void mcp_dispatch(mcp_conn_t *c, jsonrpc_msg_t *m, const mcp_sink_t *sink, mcp_reply_t *out);
 
-/* jr_parse + mcp_dispatch: one message text in, the response text out. */
+/* jsonrpc_parse + mcp_dispatch: one message text in, the response text out. */
 void mcp_handle(mcp_conn_t *c, const char *text, size_t len, const mcp_sink_t *sink,
                 mcp_reply_t *out);
 

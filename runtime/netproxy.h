@@ -13,11 +13,11 @@
 
 /* A channel for one run of session session_id under p, allowing
  * command_domains and extra[0..nextra). NULL with *err (caller frees). */
-proxy_chan_t *rt_net_open(const policy_t *p, const char *session_id, const domain_rule_t *extra, size_t nextra,
-                          char **err);
+proxy_chan_t *netproxy_open(const policy_t *p, const char *session_id, const domain_rule_t *extra, size_t nextra,
+                            char **err);
 
 /* Adds "network_denied": [{time, session_id, host, port, reason, count}] to
  * out and one line per refusal to text; then closes c. NULL c: nothing. */
-void rt_net_finish(proxy_chan_t *c, const char *session_id, json_t *out, buf_t *text);
+void netproxy_finish(proxy_chan_t *c, const char *session_id, json_t *out, buf_t *text);
 
 #endif

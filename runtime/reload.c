@@ -99,7 +99,7 @@ const char *reload_mode_name(reload_mode_t m)
     return "?";
 }
 
-void lpolicy_release(lpolicy_t *lp)
+void reload_release(lpolicy_t *lp)
 {
     if (!lp || atomic_fetch_sub(&lp->refs, 1) != 1)
         return;
@@ -189,7 +189,7 @@ fail:
     while (out.len && out.p[out.len - 1] == '\n')
         buf_truncate(&out, out.len - 1);
     *error = buf_detach(&out, NULL);
-    lpolicy_release(lp);
+    reload_release(lp);
     return NULL;
 }
 
@@ -231,7 +231,7 @@ static void refresh(reloader_t *r, fkey_t k)
         if (!key_eq(&k, &after)) {
             /* Changed while we read it: what we compiled may be a mix of two
              * versions. Never serve it; read again. */
-            lpolicy_release(lp);
+            reload_release(lp);
             free(error);
             k = after;
             continue;
@@ -257,7 +257,7 @@ static void refresh(reloader_t *r, fkey_t k)
         r->seen_valid = true;
         pthread_mutex_unlock(&r->mu);
         /* Calls still running under the old policy keep their references. */
-        lpolicy_release(old);
+        reload_release(old);
         if (lp)
             log_info("policy generation %llu loaded from %s", (unsigned long long)lp->generation,
                      lp->source);
@@ -306,7 +306,7 @@ reloader_t *reload_new(const char *config, const char *artifacts, bool with_sand
         r->mode = RELOAD_CHAIN;
         r->watched = default_watch();
     }
-    lpolicy_release(reload_acquire(r, NULL));
+    reload_release(reload_acquire(r, NULL));
     return r;
 }
 
@@ -314,7 +314,7 @@ void reload_free(reloader_t *r)
 {
     if (!r)
         return;
-    lpolicy_release(r->cur);
+    reload_release(r->cur);
     pthread_mutex_destroy(&r->mu);
     pthread_mutex_destroy(&r->compile_mu);
     free(r->config);

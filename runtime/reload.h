@@ -77,7 +77,7 @@ reloader_t *reload_new(const char *config, const char *artifacts, bool with_sand
 void reload_free(reloader_t *r);
 
 /* The policy in force after checking the source (see above), with a
- * reference the caller drops with lpolicy_release; NULL when no policy ever
+ * reference the caller drops with reload_release; NULL when no policy ever
  * compiled. *error receives a copy of the rendered diagnostic of the last
  * failed compile (caller frees), NULL when the current file compiled. */
 lpolicy_t *reload_acquire(reloader_t *r, char **error);
@@ -85,7 +85,7 @@ lpolicy_t *reload_acquire(reloader_t *r, char **error);
 /* The policy in force without checking the file (the idle reaper). */
 lpolicy_t *reload_peek(reloader_t *r);
 
-void lpolicy_release(lpolicy_t *lp);
+void reload_release(lpolicy_t *lp);
 
 typedef struct reload_stats {
     reload_mode_t mode;

@@ -1,5 +1,10 @@
 /* server.h — the server's internals, shared by mcp.c and the tools: not a
  * public interface (transports use mcp.h).
+ *
+ * It does not include mcp.h: mcp.c includes this header and tools.h, so an
+ * include back would close a circle (scripts/check-layers). The server and
+ * the sink are named by their struct tags (mcp.h's mcp_server_t and
+ * mcp_sink_t are the same types).
  */
 #ifndef DRUN_RT_SERVER_H
 #define DRUN_RT_SERVER_H
@@ -12,7 +17,6 @@
 #include <jansson.h>
 
 #include "janitor.h"
-#include "mcp.h"
 #include "reload.h"
 #include "sessions.h"
 
@@ -37,13 +41,13 @@ struct mcp_server {
 
 /* One in-flight tools/call: what cancellation and progress need. */
 typedef struct mcp_req {
-    char *id_key;              /* jr_msg_t.id_key, owned */
+    char *id_key;              /* jsonrpc_msg_t.id_key, owned */
     session_owner_t who;       /* the caller: its principal and MCP client (sessions.h) */
     atomic_bool cancelled;     /* set by notifications/cancelled or connection end */
     int wake_fd;               /* eventfd, written on cancel (wakes exec's poll) */
     char *progress_token;      /* raw JSON of _meta.progressToken, or NULL */
     double progress;           /* last progress value sent (must increase) */
-    const mcp_sink_t *sink;    /* where notifications go (may be NULL) */
+    const struct mcp_sink *sink; /* where notifications go (may be NULL) */
     struct mcp_req *next;      /* in the connection's in-flight list */
 } mcp_req_t;
 

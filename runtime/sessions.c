@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "ckpt.h"
+#include "clock.h"
 #include "drun_policy.h"
 #include "log.h"
 #include "tree.h"
@@ -25,20 +26,6 @@ struct sessions {
     int rootfd;               /* O_DIRECTORY fd of root */
     VEC(session_t *) list;    /* open sessions, oldest first */
 };
-
-int64_t rt_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t rt_wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Removes STATE/sessions/NAME when no server holds its lock. */
 static void sweep_one(int rootfd, const char *name)
@@ -271,8 +258,8 @@ session_t *sessions_create(sessions_t *t, const session_owner_t *owner, int64_t 
     s->lock_fd = s->ws_fd = -1;
     s->table = t;
     s->refs = 1;
-    s->created_ms = rt_wall_ms();
-    atomic_store(&s->last_used, rt_now_ms());
+    s->created_ms = clock_wall_ms();
+    atomic_store(&s->last_used, clock_now_ms());
     pthread_mutex_init(&s->write_mu, NULL);
 
     pthread_mutex_lock(&t->mu);
@@ -324,7 +311,7 @@ static session_t *find_locked(sessions_t *t, const char *id, unsigned principal)
 session_t *sessions_get(sessions_t *t, const char *id, unsigned principal, int64_t idle_ms,
                         char **err)
 {
-    int64_t now = rt_now_ms();
+    int64_t now = clock_now_ms();
     pthread_mutex_lock(&t->mu);
     session_t *s = find_locked(t, id, principal);
     if (!s) {
@@ -349,11 +336,11 @@ session_t *sessions_get(sessions_t *t, const char *id, unsigned principal, int64
     return s;
 }
 
-void session_put(session_t *s)
+void sessions_put(session_t *s)
 {
     sessions_t *t = s->table;
     pthread_mutex_lock(&t->mu);
-    atomic_store(&s->last_used, rt_now_ms());
+    atomic_store(&s->last_used, clock_now_ms());
     bool gone = --s->refs == 0 && s->closed;
     pthread_mutex_unlock(&t->mu);
     if (gone)
@@ -381,7 +368,7 @@ size_t sessions_reap(sessions_t *t, int64_t idle_ms)
 {
     if (idle_ms <= 0)
         return 0;
-    int64_t now = rt_now_ms();
+    int64_t now = clock_now_ms();
     VEC(session_t *) gone = {0};
     pthread_mutex_lock(&t->mu);
     for (size_t i = 0; i < t->list.n;) {
@@ -405,7 +392,7 @@ size_t sessions_reap(sessions_t *t, int64_t idle_ms)
 
 size_t sessions_list(sessions_t *t, const session_owner_t *who, session_info_t **out)
 {
-    int64_t now = rt_now_ms();
+    int64_t now = clock_now_ms();
     pthread_mutex_lock(&t->mu);
     session_info_t *v = xcalloc(t->list.n ? t->list.n : 1, sizeof *v);
     size_t n = 0;

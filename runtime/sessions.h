@@ -2,7 +2,7 @@
  * session under STATE/sessions/ID, created 0700 with an unguessable ID.
  *
  * Locking: one mutex guards the table (the list, every session's refs and
- * closed flag). A tool call holds a reference (sessions_get .. session_put)
+ * closed flag). A tool call holds a reference (sessions_get .. sessions_put)
  * for as long as it uses a session; closing one unlists it at once, flags it
  * so running commands get killed, and removes its directories when the last
  * reference goes. Each live session holds an flock on STATE/sessions/ID/.lock:
@@ -60,7 +60,7 @@ sessions_t *sessions_new(const char *state_dir, char **err);
 void sessions_free(sessions_t *t);
 
 /* Creates a session owned by *owner when fewer than max_sessions are open.
- * Returns it with one reference (session_put when done), or NULL with *err —
+ * Returns it with one reference (sessions_put when done), or NULL with *err —
  * a sentence for the model — when the limit is reached or the directories
  * cannot be made. */
 session_t *sessions_create(sessions_t *t, const session_owner_t *owner, int64_t max_sessions,
@@ -74,7 +74,7 @@ session_t *sessions_get(sessions_t *t, const char *id, unsigned principal, int64
                         char **err);
 
 /* Drops a reference taken by sessions_create/sessions_get. */
-void session_put(session_t *s);
+void sessions_put(session_t *s);
 
 /* Closes id (a session of principal): unlisted now, commands killed,
  * directories removed when the last reference goes. false with *err when
@@ -102,10 +102,5 @@ void sessions_info_free(session_info_t *v, size_t n);
 size_t sessions_count(sessions_t *t);
 const char *sessions_root(const sessions_t *t); /* STATE/sessions, absolute */
 int sessions_rootfd(const sessions_t *t);       /* its kept directory fd (checkpoint stores live there) */
-
-/* Monotonic milliseconds. */
-int64_t rt_now_ms(void);
-/* Wall-clock milliseconds since the epoch. */
-int64_t rt_wall_ms(void);
 
 #endif

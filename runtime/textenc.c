@@ -66,7 +66,7 @@ static size_t bad_len(const unsigned char *s, size_t n)
     return i;
 }
 
-bool rt_utf8_valid(const char *s, size_t n, bool allow_nul)
+bool textenc_utf8_valid(const char *s, size_t n, bool allow_nul)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0;
@@ -85,7 +85,7 @@ bool rt_utf8_valid(const char *s, size_t n, bool allow_nul)
     return true;
 }
 
-bool rt_utf8_sanitize(const char *s, size_t n, buf_t *out)
+bool textenc_utf8_sanitize(const char *s, size_t n, buf_t *out)
 {
     const unsigned char *p = (const unsigned char *)s;
     bool exact = true;
@@ -108,7 +108,7 @@ bool rt_utf8_sanitize(const char *s, size_t n, buf_t *out)
     return exact;
 }
 
-size_t rt_utf8_clean_cut(const char *s, size_t n)
+size_t textenc_utf8_clean_cut(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     /* Look back at most 3 bytes for the lead byte of the last sequence. */
@@ -124,7 +124,7 @@ size_t rt_utf8_clean_cut(const char *s, size_t n)
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-void rt_base64_encode(const void *p, size_t n, buf_t *out)
+void textenc_base64_encode(const void *p, size_t n, buf_t *out)
 {
     const unsigned char *s = p;
     buf_reserve(out, (n + 2) / 3 * 4);
@@ -161,7 +161,7 @@ static int b64_val(unsigned char c)
     return -1;
 }
 
-bool rt_base64_decode(const char *s, size_t n, buf_t *out)
+bool textenc_base64_decode(const char *s, size_t n, buf_t *out)
 {
     /* Padding: none, or exactly what completes the last 4-char group. */
     if (n % 4 == 0 && n >= 1 && s[n - 1] == '=') {

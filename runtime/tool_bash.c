@@ -47,7 +47,7 @@ static void bash_tick(void *ctx, int64_t elapsed_ms, uint64_t out_bytes, uint64_
 /* A notice of the sandbox plan, kept for the result's warnings. */
 static void add_warning(void *ctx, const char *msg)
 {
-    json_array_append_new((json_t *)ctx, jr_string(msg));
+    json_array_append_new((json_t *)ctx, jsonrpc_string(msg));
 }
 
 /* The access-time filesystem layer's refusals (SPEC §16) as fs_denied
@@ -70,10 +70,10 @@ static void add_fs_denied(json_t *o, buf_t *t, const exec_result_t *r)
         if (!f[3])
             continue;
         json_t *e = json_object();
-        json_object_set_new(e, "time", jr_string(f[0]));
-        json_object_set_new(e, "op", jr_string(f[1]));
-        json_object_set_new(e, "path", jr_string(f[2]));
-        json_object_set_new(e, "rule", jr_string(f[3]));
+        json_object_set_new(e, "time", jsonrpc_string(f[0]));
+        json_object_set_new(e, "op", jsonrpc_string(f[1]));
+        json_object_set_new(e, "path", jsonrpc_string(f[2]));
+        json_object_set_new(e, "rule", jsonrpc_string(f[3]));
         json_array_append_new(arr, e);
         buf_printf(t, "\nRefused by the sandbox's filesystem layer: %s %s (%s)", f[1], f[2], f[3]);
     }
@@ -112,19 +112,19 @@ static bool lists_allow(tool_call_t *tc, const char *cmd, size_t len)
     else if (v.list == CMDLIST_ALLOW && v.entry >= 0 && (size_t)v.entry < p->cmd_allow.n)
         e = &p->cmd_allow.v[v.entry];
     if (e) {
-        tc_where(tc, e->span, &where);
-        tc_fail(tc,
-                "Command refused by %s entry \"%s\" (%s): %s%s%s. Rewrite the command so that "
-                "no simple command matches a denylist entry%s; the lists are the operator's.",
-                list, e->s, buf_cstr(&where), v.reason, v.command ? "; simple command: " : "",
-                v.command ? v.command : "",
-                p->cmd_allow.n ? " and every one matches an allowlist entry" : "");
+        tools_where(tc, e->span, &where);
+        tools_fail(tc,
+                   "Command refused by %s entry \"%s\" (%s): %s%s%s. Rewrite the command so that "
+                   "no simple command matches a denylist entry%s; the lists are the operator's.",
+                   list, e->s, buf_cstr(&where), v.reason, v.command ? "; simple command: " : "",
+                   v.command ? v.command : "",
+                   p->cmd_allow.n ? " and every one matches an allowlist entry" : "");
     } else if (v.list) {
-        tc_fail(tc, "Command refused by %s: %s%s%s. Allowed commands: see get_policy.", list,
-                v.reason, v.command ? "; simple command: " : "", v.command ? v.command : "");
+        tools_fail(tc, "Command refused by %s: %s%s%s. Allowed commands: see get_policy.", list,
+                   v.reason, v.command ? "; simple command: " : "", v.command ? v.command : "");
     } else {
-        tc_fail(tc, "Command refused: %s. The command lists need a command that parses.",
-                v.reason);
+        tools_fail(tc, "Command refused: %s. The command lists need a command that parses.",
+                   v.reason);
     }
     buf_free(&where);
     cmdlist_verdict_free(&v);
@@ -138,8 +138,8 @@ static void add_stream(json_t *o, const char *name, buf_t *b, uint64_t total, bo
     size_t keep = b->len;
     bool truncated = total > b->len;
     if (truncated)
-        keep = rt_utf8_clean_cut(b->p, b->len); /* a cut mid-character is not an error */
-    *exact = tc_json_bytes(o, name, b->p ? b->p : "", keep);
+        keep = textenc_utf8_clean_cut(b->p, b->len); /* a cut mid-character is not an error */
+    *exact = tools_json_bytes(o, name, b->p ? b->p : "", keep);
     char key[48];
     snprintf(key, sizeof key, "%s_bytes", name);
     json_object_set_new(o, key, json_integer(total));
@@ -147,7 +147,7 @@ static void add_stream(json_t *o, const char *name, buf_t *b, uint64_t total, bo
     json_object_set_new(o, key, json_boolean(truncated));
     if (!*exact) {
         buf_t enc = BUF_INIT;
-        rt_base64_encode(b->p ? b->p : "", b->len, &enc);
+        textenc_base64_encode(b->p ? b->p : "", b->len, &enc);
         snprintf(key, sizeof key, "%s_base64", name);
         json_object_set_new(o, key, json_string(buf_cstr(&enc)));
         buf_free(&enc);
@@ -178,24 +178,24 @@ static void signal_name(int sig, char out[32])
 
 static void run_bash(tool_call_t *tc, const json_t *args)
 {
-    const char *cmd = tc_arg_str(args, "command", "");
+    const char *cmd = tools_arg_str(args, "command", "");
     size_t len = strlen(cmd);
     if (tc->srv->no_spawn || !tc->lp->sbx) {
-        tc_fail(tc, "session_bash is disabled in this server (built without a sandbox).");
+        tools_fail(tc, "session_bash is disabled in this server (built without a sandbox).");
         return;
     }
     if (!lists_allow(tc, cmd, len))
         return;
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     if (!s)
         return;
 
-    int64_t limit = tc_setting(tc, S_BASH_TIMEOUT_MS);
-    int64_t timeout = tc_arg_int(args, "timeout_ms", limit);
+    int64_t limit = tools_setting(tc, S_BASH_TIMEOUT_MS);
+    int64_t timeout = tools_arg_int(args, "timeout_ms", limit);
     bool lowered = timeout > limit;
     if (lowered)
         timeout = limit;
-    const char *in = tc_arg_str(args, "stdin", NULL);
+    const char *in = tools_arg_str(args, "stdin", NULL);
     char *argv[] = {(char *)tc->srv->shell, "-c", (char *)cmd, NULL};
     bash_ctx_t ctx = {tc, s, timeout};
     exec_spec_t spec = {
@@ -220,10 +220,10 @@ static void run_bash(tool_call_t *tc, const json_t *args)
     /* network through the proxy when command_domains allows anything (SPEC §15) */
     proxy_chan_t *net = NULL;
     char *nerr = NULL;
-    if (proxy_wanted(tc->lp->pol) && !(net = rt_net_open(tc->lp->pol, s->id, NULL, 0, &nerr))) {
-        tc_fail(tc, "The sandbox's network could not be set up, so the command did not run: %s", nerr);
+    if (proxy_wanted(tc->lp->pol) && !(net = netproxy_open(tc->lp->pol, s->id, NULL, 0, &nerr))) {
+        tools_fail(tc, "The sandbox's network could not be set up, so the command did not run: %s", nerr);
         free(nerr);
-        session_put(s);
+        sessions_put(s);
         return;
     }
     if (net) spec.proxy_fd = proxy_sandbox_fd(net);
@@ -240,23 +240,23 @@ static void run_bash(tool_call_t *tc, const json_t *args)
     if (!started || r.setup_failed) proxy_close(net);
     if (!started) {
         json_decref(warnings);
-        tc_fail(tc, "The sandbox could not be set up, so the command did not run: %s",
-                r.error);
+        tools_fail(tc, "The sandbox could not be set up, so the command did not run: %s",
+                   r.error);
         log_warn("session %s: sandbox setup failed: %s", s->id, r.error);
         exec_result_free(&r);
-        session_put(s);
+        sessions_put(s);
         return;
     }
     if (r.setup_failed) {
         json_decref(warnings);
         buf_t msg = BUF_INIT;
-        rt_utf8_sanitize(r.err.p, r.err.len, &msg);
-        tc_fail(tc, "The sandbox could not be set up, so the command did not run: %s",
-                buf_cstr(&msg));
+        textenc_utf8_sanitize(r.err.p, r.err.len, &msg);
+        tools_fail(tc, "The sandbox could not be set up, so the command did not run: %s",
+                   buf_cstr(&msg));
         log_warn("session %s: bwrap could not set up the sandbox: %s", s->id, buf_cstr(&msg));
         buf_free(&msg);
         exec_result_free(&r);
-        session_put(s);
+        sessions_put(s);
         return;
     }
     bool closed = atomic_load(&s->closing);
@@ -266,7 +266,7 @@ static void run_bash(tool_call_t *tc, const json_t *args)
     if (r.signal)
         signal_name(r.signal, sig);
     json_t *o = tc->out;
-    json_object_set_new(o, "session_id", jr_string(s->id));
+    json_object_set_new(o, "session_id", jsonrpc_string(s->id));
     json_object_set_new(o, "exit_code",
                         r.exit_code >= 0 ? json_integer(r.exit_code) : json_null());
     json_object_set_new(o, "signal", r.signal ? json_string(sig) : json_null());
@@ -304,14 +304,14 @@ static void run_bash(tool_call_t *tc, const json_t *args)
     for (size_t i = 0; i < json_array_size(warnings); i++)
         buf_printf(t, "\nWarning: %s", json_string_value(json_array_get(warnings, i)));
     json_decref(warnings); /* tc->out holds its own reference when warned */
-    rt_net_finish(net, s->id, o, t);
+    netproxy_finish(net, s->id, o, t);
     add_fs_denied(o, t, &r);
     render_stream(t, "stdout", &r.out, r.out_total, out_exact);
     render_stream(t, "stderr", &r.err, r.err_total, err_exact);
     /* whatever the command changed is a checkpoint (SPEC §14) */
-    tc_checkpoint(tc, s, "session_bash", cmd);
+    sesstools_checkpoint(tc, s, "session_bash", cmd);
     exec_result_free(&r);
-    session_put(s);
+    sessions_put(s);
 }
 
 const tool_def_t tool_session_bash = {

@@ -1,6 +1,6 @@
 /* tool_ckpt.c — the checkpoint tools (SPEC §14): session_history,
  * session_diff, session_rollback, session_fork, session_label, and the
- * checkpoint every workspace-changing call records (tc_checkpoint). */
+ * checkpoint every workspace-changing call records (sesstools_checkpoint). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 
 #define DIFF_MAX_BYTES (1 << 20) /* larger diffs are cut (say so, narrow with paths) */
 
-ckpt_owner_t sess_owner(void)
+ckpt_owner_t sesstools_owner(void)
 {
     ckpt_owner_t o = {(uid_t)-1, (gid_t)-1};
     if (geteuid() == 0)
@@ -22,9 +22,9 @@ ckpt_owner_t sess_owner(void)
     return o;
 }
 
-void sess_family(const char *id, char out[48]) { snprintf(out, 48, "ckpt-%s", id); }
+void sesstools_family(const char *id, char out[48]) { snprintf(out, 48, "ckpt-%s", id); }
 
-const char *tc_arg_ref(const json_t *args, const char *key, char out[32])
+const char *sesstools_arg_ref(const json_t *args, const char *key, char out[32])
 {
     const json_t *v = json_object_get(args, key);
     /* numbers arrive as reals (the JSON layer reads them so); the schema
@@ -36,23 +36,23 @@ const char *tc_arg_ref(const json_t *args, const char *key, char out[32])
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-/* s's checkpoints, or NULL after tc_fail (a session whose store could not
+/* s's checkpoints, or NULL after tools_fail (a session whose store could not
  * be made). */
 static ckpt_t *ckpt_of(tool_call_t *tc, session_t *s)
 {
     if (!s->ckpt)
-        tc_fail(tc, "session %s has no checkpoint store (it could not be created); "
+        tools_fail(tc, "session %s has no checkpoint store (it could not be created); "
                     "create a new session", s->id);
     return s->ckpt;
 }
 
-int64_t tc_checkpoint(tool_call_t *tc, session_t *s, const char *tool, const char *summary)
+int64_t sesstools_checkpoint(tool_call_t *tc, session_t *s, const char *tool, const char *summary)
 {
     if (!s->ckpt)
         return -1;
     char *err = NULL;
     int64_t id = ckpt_record(s->ckpt, s->ws_fd, tool, summary, false,
-                             tc_setting(tc, S_MAX_CHECKPOINTS), &err);
+                             tools_setting(tc, S_MAX_CHECKPOINTS), &err);
     if (id > 0) {
         json_object_set_new(tc->out, "checkpoint_id", json_integer(id));
         buf_printf(&tc->text, "\n[checkpoint %lld]", (long long)id);
@@ -66,22 +66,22 @@ int64_t tc_checkpoint(tool_call_t *tc, session_t *s, const char *tool, const cha
 
 static void add_paths(json_t *o, const char *key, const ckpt_paths_t *p)
 {
-    json_t *a = jr_add_array(o, key);
+    json_t *a = jsonrpc_add_array(o, key);
     for (size_t i = 0; i < p->n; i++)
-        tc_json_bytes(a, NULL, p->v[i], strlen(p->v[i]));
+        tools_json_bytes(a, NULL, p->v[i], strlen(p->v[i]));
 }
 
 static json_t *info_json(const ckpt_info_t *in)
 {
     json_t *o = json_object();
     char when[32];
-    tc_iso_time(in->time_ms, when);
+    tools_iso_time(in->time_ms, when);
     json_object_set_new(o, "checkpoint_id", json_integer(in->id));
     if (in->label)
-        json_object_set_new(o, "label", jr_string(in->label));
-    json_object_set_new(o, "tool", jr_string(in->tool));
-    tc_json_bytes(o, "summary", in->summary, strlen(in->summary));
-    json_object_set_new(o, "time", jr_string(when));
+        json_object_set_new(o, "label", jsonrpc_string(in->label));
+    json_object_set_new(o, "tool", jsonrpc_string(in->tool));
+    tools_json_bytes(o, "summary", in->summary, strlen(in->summary));
+    json_object_set_new(o, "time", jsonrpc_string(when));
     add_paths(o, "added", &in->added);
     add_paths(o, "modified", &in->modified);
     add_paths(o, "deleted", &in->deleted);
@@ -92,20 +92,20 @@ static json_t *info_json(const ckpt_info_t *in)
 
 static void run_history(tool_call_t *tc, const json_t *args)
 {
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     if (!s)
         return;
     ckpt_t *c = ckpt_of(tc, s);
     if (c) {
         ckpt_info_t *v;
         size_t n = ckpt_history(c, &v);
-        json_object_set_new(tc->out, "session_id", jr_string(s->id));
-        json_t *arr = jr_add_array(tc->out, "checkpoints");
+        json_object_set_new(tc->out, "session_id", jsonrpc_string(s->id));
+        json_t *arr = jsonrpc_add_array(tc->out, "checkpoints");
         buf_printf(&tc->text, "%zu checkpoint%s, oldest first:\n", n, n == 1 ? "" : "s");
         for (size_t i = 0; i < n; i++) {
             json_array_append_new(arr, info_json(&v[i]));
             char when[32];
-            tc_iso_time(v[i].time_ms, when);
+            tools_iso_time(v[i].time_ms, when);
             buf_printf(&tc->text, "%lld%s%s%s %s %s \"%s\": +%zu ~%zu -%zu\n",
                        (long long)v[i].id, v[i].label ? " (" : "", v[i].label ? v[i].label : "",
                        v[i].label ? ")" : "", when, v[i].tool, v[i].summary, v[i].added.n,
@@ -113,7 +113,7 @@ static void run_history(tool_call_t *tc, const json_t *args)
         }
         ckpt_infos_free(v, n);
     }
-    session_put(s);
+    sessions_put(s);
 }
 
 #define INFO_SCHEMA                                                                          \
@@ -144,7 +144,7 @@ const tool_def_t tool_session_history = {
 
 /* ---- session_diff ------------------------------------------------------------------------- */
 
-/* The normalised paths argument (workspace-relative); false after tc_fail. */
+/* The normalised paths argument (workspace-relative); false after tools_fail. */
 static bool get_paths(tool_call_t *tc, const json_t *args, ckpt_paths_t *out)
 {
     const json_t *a = json_object_get(args, "paths");
@@ -155,7 +155,7 @@ static bool get_paths(tool_call_t *tc, const json_t *args, ckpt_paths_t *out)
         buf_t rel = BUF_INIT;
         const char *why;
         if (!beneath_normalize(json_string_value(e), &rel, &why)) {
-            tc_fail(tc, "paths[%zu] \"%s\" is refused: %s.", i, json_string_value(e), why);
+            tools_fail(tc, "paths[%zu] \"%s\" is refused: %s.", i, json_string_value(e), why);
             buf_free(&rel);
             return false;
         }
@@ -176,19 +176,19 @@ static void run_diff(tool_call_t *tc, const json_t *args)
     ckpt_paths_t paths = {0};
     if (!get_paths(tc, args, &paths))
         return;
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     ckpt_t *c = s ? ckpt_of(tc, s) : NULL;
     if (c) {
         char fb[32], tb[32];
-        const char *from = tc_arg_ref(args, "from", fb), *to = tc_arg_ref(args, "to", tb);
+        const char *from = sesstools_arg_ref(args, "from", fb), *to = sesstools_arg_ref(args, "to", tb);
         buf_t d = BUF_INIT;
         char *err = NULL;
         if (!ckpt_diff(c, from, to, paths.v, paths.n, DIFF_MAX_BYTES, &d, &err)) {
-            tc_fail(tc, "%s.", err);
+            tools_fail(tc, "%s.", err);
             free(err);
         } else {
-            json_object_set_new(tc->out, "session_id", jr_string(s->id));
-            tc_json_bytes(tc->out, "diff", d.p ? d.p : "", d.len);
+            json_object_set_new(tc->out, "session_id", jsonrpc_string(s->id));
+            tools_json_bytes(tc->out, "diff", d.p ? d.p : "", d.len);
             if (!d.len)
                 buf_adds(&tc->text, "No differences.");
             else
@@ -197,7 +197,7 @@ static void run_diff(tool_call_t *tc, const json_t *args)
         buf_free(&d);
     }
     if (s)
-        session_put(s);
+        sessions_put(s);
     free_paths(&paths);
 }
 
@@ -231,22 +231,22 @@ const tool_def_t tool_session_diff = {
 
 static void run_rollback(tool_call_t *tc, const json_t *args)
 {
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     ckpt_t *c = s ? ckpt_of(tc, s) : NULL;
     if (c) {
         char rb[32];
-        const char *ref = tc_arg_ref(args, "checkpoint", rb);
+        const char *ref = sesstools_arg_ref(args, "checkpoint", rb);
         char *err = NULL;
-        ckpt_owner_t own = sess_owner();
+        ckpt_owner_t own = sesstools_owner();
         /* Under the write lock: no file tool writes while files are replaced. */
         pthread_mutex_lock(&s->write_mu);
-        int64_t id = ckpt_rollback(c, s->ws_fd, ref, &own, tc_setting(tc, S_MAX_CHECKPOINTS), &err);
+        int64_t id = ckpt_rollback(c, s->ws_fd, ref, &own, tools_setting(tc, S_MAX_CHECKPOINTS), &err);
         pthread_mutex_unlock(&s->write_mu);
         if (id < 0) {
-            tc_fail(tc, "%s.", err);
+            tools_fail(tc, "%s.", err);
             free(err);
         } else {
-            json_object_set_new(tc->out, "session_id", jr_string(s->id));
+            json_object_set_new(tc->out, "session_id", jsonrpc_string(s->id));
             json_object_set_new(tc->out, "checkpoint_id", json_integer(id));
             buf_printf(&tc->text, "The workspace is back at checkpoint %s; that is recorded as "
                                   "checkpoint %lld (session_rollback to it undoes this).",
@@ -254,7 +254,7 @@ static void run_rollback(tool_call_t *tc, const json_t *args)
         }
     }
     if (s)
-        session_put(s);
+        sessions_put(s);
 }
 
 const tool_def_t tool_session_rollback = {
@@ -279,49 +279,49 @@ const tool_def_t tool_session_rollback = {
 
 static void run_fork(tool_call_t *tc, const json_t *args)
 {
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     ckpt_t *c = s ? ckpt_of(tc, s) : NULL;
     if (!c) {
         if (s)
-            session_put(s);
+            sessions_put(s);
         return;
     }
     char rb[32];
-    const char *ref = tc_arg_ref(args, "checkpoint", rb);
+    const char *ref = sesstools_arg_ref(args, "checkpoint", rb);
     char *err = NULL;
     ssize_t at = ckpt_find(c, ref, &err);
     session_t *f = at < 0 ? NULL
                           : sessions_create(tc->srv->sessions, &tc->req->who,
-                                            tc_setting(tc, S_MAX_SESSIONS),
-                                            tc_arg_str(args, "label", s->label), &err);
+                                            tools_setting(tc, S_MAX_SESSIONS),
+                                            tools_arg_str(args, "label", s->label), &err);
     if (f) {
-        ckpt_owner_t own = sess_owner();
+        ckpt_owner_t own = sesstools_owner();
         f->ckpt = ckpt_fork(c, ref, f->ws_fd, &own, &err);
         if (!f->ckpt) {
             char *e2 = NULL;
             sessions_close(tc->srv->sessions, f->id, tc->req->who.principal, &e2);
             free(e2);
-            session_put(f);
+            sessions_put(f);
             f = NULL;
         }
     }
     if (!f) {
-        tc_fail(tc, "%s.", err);
+        tools_fail(tc, "%s.", err);
         free(err);
-        session_put(s);
+        sessions_put(s);
         return;
     }
     int64_t head = ckpt_head(f->ckpt);
-    json_object_set_new(tc->out, "session_id", jr_string(f->id));
-    json_object_set_new(tc->out, "forked_from", jr_string(s->id));
+    json_object_set_new(tc->out, "session_id", jsonrpc_string(f->id));
+    json_object_set_new(tc->out, "forked_from", jsonrpc_string(s->id));
     json_object_set_new(tc->out, "checkpoint_id", json_integer(head));
-    tc_json_bytes(tc->out, "label", f->label, strlen(f->label));
-    tc_json_bytes(tc->out, "workspace", f->workspace, strlen(f->workspace));
+    tools_json_bytes(tc->out, "label", f->label, strlen(f->label));
+    tools_json_bytes(tc->out, "workspace", f->workspace, strlen(f->workspace));
     buf_printf(&tc->text, "Session %s forked from %s at checkpoint %lld: both go on "
                           "independently (they share stored objects, not files).",
                f->id, s->id, (long long)head);
-    session_put(f);
-    session_put(s);
+    sessions_put(f);
+    sessions_put(s);
 }
 
 const tool_def_t tool_session_fork = {
@@ -349,28 +349,28 @@ const tool_def_t tool_session_fork = {
 
 static void run_label(tool_call_t *tc, const json_t *args)
 {
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     ckpt_t *c = s ? ckpt_of(tc, s) : NULL;
     if (c) {
         char rb[32];
-        const char *ref = tc_arg_ref(args, "checkpoint", rb);
-        const char *label = tc_arg_str(args, "label", "");
+        const char *ref = sesstools_arg_ref(args, "checkpoint", rb);
+        const char *label = tools_arg_str(args, "label", "");
         int64_t id = 0;
         char *err = NULL;
         if (!ckpt_label(c, ref, label, &id, &err)) {
-            tc_fail(tc, "%s.", err);
+            tools_fail(tc, "%s.", err);
             free(err);
         } else {
-            json_object_set_new(tc->out, "session_id", jr_string(s->id));
+            json_object_set_new(tc->out, "session_id", jsonrpc_string(s->id));
             json_object_set_new(tc->out, "checkpoint_id", json_integer(id));
-            json_object_set_new(tc->out, "label", jr_string(label));
+            json_object_set_new(tc->out, "label", jsonrpc_string(label));
             buf_printf(&tc->text, "Checkpoint %lld is labelled \"%s\": use the label wherever "
                                   "a checkpoint id goes.",
                        (long long)id, label);
         }
     }
     if (s)
-        session_put(s);
+        sessions_put(s);
 }
 
 const tool_def_t tool_session_label = {

@@ -16,6 +16,7 @@
 
 #include "access.h"
 #include "beneath.h"
+#include "clock.h"
 #include "drun_policy.h"
 #include "fetch.h"
 #include "sesstools.h"
@@ -59,7 +60,7 @@ static bool fetch_progress(void *ctx, long long bytes)
     fetch_ctx_t *f = ctx;
     if (mcp_req_cancelled(f->tc->req) || atomic_load(&f->s->closing))
         return false;
-    int64_t now = rt_now_ms();
+    int64_t now = clock_now_ms();
     if (now >= f->next_progress) {
         char msg[96];
         snprintf(msg, sizeof msg, "%lld bytes received", bytes);
@@ -71,26 +72,26 @@ static bool fetch_progress(void *ctx, long long bytes)
 
 static void run_fetch(tool_call_t *tc, const json_t *args)
 {
-    const char *url = tc_arg_str(args, "url", "");
-    const char *save_as = tc_arg_str(args, "save_as", "");
-    bool overwrite = tc_arg_bool(args, "overwrite", false);
+    const char *url = tools_arg_str(args, "url", "");
+    const char *save_as = tools_arg_str(args, "save_as", "");
+    bool overwrite = tools_arg_bool(args, "overwrite", false);
     if (tc->srv->no_spawn) {
-        tc_fail(tc, "session_fetch is disabled in this server.");
+        tools_fail(tc, "session_fetch is disabled in this server.");
         return;
     }
     if (strncasecmp(url, "http://", 7) && strncasecmp(url, "https://", 8)) {
-        tc_fail(tc, "Only http:// and https:// URLs can be fetched; \"%.200s\" is neither.", url);
+        tools_fail(tc, "Only http:// and https:// URLs can be fetched; \"%.200s\" is neither.", url);
         return;
     }
     buf_t rel = BUF_INIT;
     const char *why;
     if (!beneath_normalize(save_as, &rel, &why) || !rel.len) {
-        tc_fail(tc, "Invalid save_as \"%s\": %s.", save_as,
-                rel.len || why ? why : "it names the workspace itself; give a file path");
+        tools_fail(tc, "Invalid save_as \"%s\": %s.", save_as,
+                   rel.len || why ? why : "it names the workspace itself; give a file path");
         buf_free(&rel);
         return;
     }
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     if (!s) {
         buf_free(&rel);
         return;
@@ -108,19 +109,19 @@ static void run_fetch(tool_call_t *tc, const json_t *args)
     beneath_split(rel.p, &dup, &parent, &name);
     pfd = beneath_open_dir(s->ws_fd, parent, true);
     if (pfd < 0) {
-        tc_fail(tc, "save_as \"%s\": its directory cannot be used: %s%s", rel.p, strerror(errno),
-                errno == ELOOP ? " (a component is a symlink; symlinks are never followed)" : "");
+        tools_fail(tc, "save_as \"%s\": its directory cannot be used: %s%s", rel.p, strerror(errno),
+                   errno == ELOOP ? " (a component is a symlink; symlinks are never followed)" : "");
         goto out;
     }
     if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (!S_ISREG(st.st_mode)) {
-            tc_fail(tc, "save_as \"%s\" exists and is not a regular file (%s); choose another "
+            tools_fail(tc, "save_as \"%s\" exists and is not a regular file (%s); choose another "
                         "path.", rel.p, S_ISLNK(st.st_mode) ? "a symlink" : "not a file");
             goto out;
         }
         if (!overwrite) {
-            tc_fail(tc, "save_as \"%s\" exists; pass overwrite: true or choose another path.",
-                    rel.p);
+            tools_fail(tc, "save_as \"%s\" exists; pass overwrite: true or choose another path.",
+                       rel.p);
             goto out;
         }
         old_size = (uint64_t)st.st_size;
@@ -128,35 +129,35 @@ static void run_fetch(tool_call_t *tc, const json_t *args)
     /* The body may not take the workspace past max_workspace_mb. */
     tree_usage_t u;
     tree_measure(s->ws_fd, 1000000, &u);
-    uint64_t limit = (uint64_t)tc_setting(tc, S_MAX_WORKSPACE_MB) * 1024 * 1024;
+    uint64_t limit = (uint64_t)tools_setting(tc, S_MAX_WORKSPACE_MB) * 1024 * 1024;
     uint64_t used = u.bytes - (old_size <= u.bytes ? old_size : u.bytes);
     long long room = used >= limit ? 0 : (long long)(limit - used);
-    long long cap = tc_setting(tc, S_FETCH_MAX_BYTES);
+    long long cap = tools_setting(tc, S_FETCH_MAX_BYTES);
     bool quota_bound = room < cap;
     if (quota_bound)
         cap = room;
 
     unsigned char r[8];
     if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
-        tc_fail(tc, "no randomness for a temporary file name");
+        tools_fail(tc, "no randomness for a temporary file name");
         goto out;
     }
     snprintf(tmp, sizeof tmp, ".drun-fetch-%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2],
              r[3], r[4], r[5], r[6], r[7]);
     tfd = openat(pfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (tfd < 0) {
-        tc_fail(tc, "cannot create a file in the directory of \"%s\": %s", rel.p, strerror(errno));
+        tools_fail(tc, "cannot create a file in the directory of \"%s\": %s", rel.p, strerror(errno));
         tmp[0] = '\0';
         goto out;
     }
-    fetch_ctx_t fc = {tc, s, rt_now_ms() + FETCH_PROGRESS_MS, rt_now_ms()};
+    fetch_ctx_t fc = {tc, s, clock_now_ms() + FETCH_PROGRESS_MS, clock_now_ms()};
     fetch_req_t req = {
         .url = url,
         .out_fd = tfd,
-        .timeout_ms = (long)tc_setting(tc, S_FETCH_TIMEOUT_MS),
-        .connect_timeout_ms = (long)tc_setting(tc, S_CONNECT_TIMEOUT_MS),
+        .timeout_ms = (long)tools_setting(tc, S_FETCH_TIMEOUT_MS),
+        .connect_timeout_ms = (long)tools_setting(tc, S_CONNECT_TIMEOUT_MS),
         .max_bytes = cap,
-        .allow_private = tc_setting(tc, S_ALLOW_PRIVATE_ADDRESSES) != 0,
+        .allow_private = tools_setting(tc, S_ALLOW_PRIVATE_ADDRESSES) != 0,
         .max_redirects = FETCH_MAX_REDIRECTS,
         .host_allowed = host_allowed,
         .ctx = &fc,
@@ -165,37 +166,37 @@ static void run_fetch(tool_call_t *tc, const json_t *args)
     bool ok = fetch_run(&req, &res);
     if (close(tfd) < 0 && ok) {
         ok = false;
-        tc_fail(tc, "writing \"%s\" failed: %s", rel.p, strerror(errno));
+        tools_fail(tc, "writing \"%s\" failed: %s", rel.p, strerror(errno));
     }
     tfd = -1;
     if (ok && renameat(pfd, tmp, pfd, name) < 0) {
-        tc_fail(tc, "cannot move the download into place at \"%s\": %s", rel.p, strerror(errno));
+        tools_fail(tc, "cannot move the download into place at \"%s\": %s", rel.p, strerror(errno));
         ok = false;
     }
     if (ok) {
         tmp[0] = '\0';
     } else if (!tc->is_error) {
         bool quota = res.error_kind == FETCH_TOO_LARGE && quota_bound;
-        tc_fail(tc, "Fetch of %s failed (%s): %s%s", url, fetch_error_kind_name(res.error_kind),
-                res.error ? res.error : "unknown error",
-                quota ? " The limit was the room left in the workspace (max_workspace_mb); "
-                        "delete files to make room."
-                      : "");
+        tools_fail(tc, "Fetch of %s failed (%s): %s%s", url, fetch_error_kind_name(res.error_kind),
+                   res.error ? res.error : "unknown error",
+                   quota ? " The limit was the room left in the workspace (max_workspace_mb); "
+                           "delete files to make room."
+                         : "");
         goto out;
     } else {
         goto out;
     }
 
     json_t *o = tc->out;
-    json_object_set_new(o, "session_id", jr_string(s->id));
-    tc_json_bytes(o, "url", url, strlen(url));
+    json_object_set_new(o, "session_id", jsonrpc_string(s->id));
+    tools_json_bytes(o, "url", url, strlen(url));
     if (res.final_url)
-        tc_json_bytes(o, "final_url", res.final_url, strlen(res.final_url));
+        tools_json_bytes(o, "final_url", res.final_url, strlen(res.final_url));
     json_object_set_new(o, "status", json_integer(res.http_status));
     if (res.content_type)
-        tc_json_bytes(o, "content_type", res.content_type, strlen(res.content_type));
+        tools_json_bytes(o, "content_type", res.content_type, strlen(res.content_type));
     json_object_set_new(o, "bytes", json_integer(res.bytes));
-    tc_json_bytes(o, "path", rel.p, rel.len);
+    tools_json_bytes(o, "path", rel.p, rel.len);
     json_object_set_new(o, "redirects", json_integer(res.redirects));
     buf_printf(&tc->text, "Fetched %s: HTTP %d, %lld bytes%s%s, saved to %s", res.final_url ? res.final_url : url,
                res.http_status, res.bytes, res.content_type ? " of " : "",
@@ -215,8 +216,8 @@ out:
     free(dup);
     pthread_mutex_unlock(&s->write_mu);
     if (!tc->is_error)
-        tc_checkpoint(tc, s, "session_fetch", url);
-    session_put(s);
+        sesstools_checkpoint(tc, s, "session_fetch", url);
+    sessions_put(s);
     buf_free(&rel);
 }
 

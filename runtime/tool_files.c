@@ -41,24 +41,24 @@ static void fail_open(tool_call_t *tc, const char *path, int err)
 {
     switch (err) {
     case ELOOP:
-        tc_fail(tc, "\"%s\": a component of the path is a symbolic link; the file tools never "
+        tools_fail(tc, "\"%s\": a component of the path is a symbolic link; the file tools never "
                     "follow symlinks (use the real path inside the workspace)", path);
         break;
     case EXDEV:
-        tc_fail(tc, "\"%s\" leads outside the session workspace; use a path inside it", path);
+        tools_fail(tc, "\"%s\" leads outside the session workspace; use a path inside it", path);
         break;
     case ENOENT:
-        tc_fail(tc, "\"%s\" does not exist in the session workspace (session_list_files shows "
+        tools_fail(tc, "\"%s\" does not exist in the session workspace (session_list_files shows "
                     "what does)", path);
         break;
     case ENOTDIR:
-        tc_fail(tc, "\"%s\": a component of the path is not a directory", path);
+        tools_fail(tc, "\"%s\": a component of the path is not a directory", path);
         break;
     case EISDIR:
-        tc_fail(tc, "\"%s\" is a directory", path);
+        tools_fail(tc, "\"%s\" is a directory", path);
         break;
     default:
-        tc_fail(tc, "\"%s\": %s", path, strerror(err));
+        tools_fail(tc, "\"%s\": %s", path, strerror(err));
         break;
     }
 }
@@ -67,13 +67,13 @@ static void fail_open(tool_call_t *tc, const char *path, int err)
 static bool get_path(tool_call_t *tc, const json_t *args, bool allow_root, buf_t *rel)
 {
     const char *why = NULL;
-    const char *path = tc_arg_str(args, "path", "");
+    const char *path = tools_arg_str(args, "path", "");
     if (!beneath_normalize(path, rel, &why)) {
-        tc_fail(tc, "Invalid path \"%s\": %s.", path, why);
+        tools_fail(tc, "Invalid path \"%s\": %s.", path, why);
         return false;
     }
     if (!allow_root && rel->len == 0) {
-        tc_fail(tc, "Invalid path \"%s\": it names the workspace itself; give a file path such "
+        tools_fail(tc, "Invalid path \"%s\": it names the workspace itself; give a file path such "
                     "as \"notes.txt\".", path);
         return false;
     }
@@ -133,22 +133,22 @@ static bool atomic_write(int parentfd, const char *name, const char *data, size_
 static void run_write(tool_call_t *tc, const json_t *args)
 {
     buf_t rel = BUF_INIT, data = BUF_INIT;
-    const char *content = tc_arg_str(args, "content", "");
-    const char *enc = tc_arg_str(args, "encoding", "utf-8");
-    bool overwrite = tc_arg_bool(args, "overwrite", true);
+    const char *content = tools_arg_str(args, "content", "");
+    const char *enc = tools_arg_str(args, "encoding", "utf-8");
+    bool overwrite = tools_arg_bool(args, "overwrite", true);
     if (!get_path(tc, args, false, &rel))
         goto out;
     if (!strcmp(enc, "base64")) {
-        if (!rt_base64_decode(content, strlen(content), &data)) {
-            tc_fail(tc, "content is not valid base64 (standard alphabet, optional '=' "
-                        "padding, no whitespace); send it again, or use encoding \"utf-8\" for "
-                        "text.");
+        if (!textenc_base64_decode(content, strlen(content), &data)) {
+            tools_fail(tc, "content is not valid base64 (standard alphabet, optional '=' "
+                           "padding, no whitespace); send it again, or use encoding \"utf-8\" for "
+                           "text.");
             goto out;
         }
     } else {
         buf_adds(&data, content);
     }
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     if (!s)
         goto out;
 
@@ -172,21 +172,21 @@ static void run_write(tool_call_t *tc, const json_t *args)
     if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         exists = true;
         if (S_ISLNK(st.st_mode)) {
-            tc_fail(tc, "\"%s\" is a symbolic link; the file tools never write through "
-                        "symlinks. Remove it first (session_bash: rm) or write elsewhere.",
-                    rel.p);
+            tools_fail(tc, "\"%s\" is a symbolic link; the file tools never write through "
+                           "symlinks. Remove it first (session_bash: rm) or write elsewhere.",
+                       rel.p);
             goto unlock;
         }
         if (S_ISDIR(st.st_mode)) {
-            tc_fail(tc, "\"%s\" is a directory; give a file path.", rel.p);
+            tools_fail(tc, "\"%s\" is a directory; give a file path.", rel.p);
             goto unlock;
         }
         if (!S_ISREG(st.st_mode)) {
-            tc_fail(tc, "\"%s\" exists and is not a regular file.", rel.p);
+            tools_fail(tc, "\"%s\" exists and is not a regular file.", rel.p);
             goto unlock;
         }
         if (!overwrite) {
-            tc_fail(tc, "\"%s\" exists and overwrite is false; choose another path or pass "
+            tools_fail(tc, "\"%s\" exists and overwrite is false; choose another path or pass "
                         "overwrite: true.", rel.p);
             goto unlock;
         }
@@ -204,22 +204,22 @@ static void run_write(tool_call_t *tc, const json_t *args)
     /* max_workspace_mb: measured now, under the session's write lock. */
     tree_usage_t u;
     tree_measure(s->ws_fd, MEASURE_MAX_ENTRIES, &u);
-    uint64_t limit = (uint64_t)tc_setting(tc, S_MAX_WORKSPACE_MB) * 1024 * 1024;
+    uint64_t limit = (uint64_t)tools_setting(tc, S_MAX_WORKSPACE_MB) * 1024 * 1024;
     uint64_t after = u.bytes - (old_size <= u.bytes ? old_size : u.bytes) + data.len;
     if (after > limit) {
-        tc_fail(tc, "Refused: the workspace would hold %llu bytes, over max_workspace_mb (%lld "
-                    "MB = %llu bytes); it holds %llu now. Delete files (session_bash: rm) or "
-                    "write less.",
-                (unsigned long long)after, (long long)tc_setting(tc, S_MAX_WORKSPACE_MB),
-                (unsigned long long)limit, (unsigned long long)u.bytes);
+        tools_fail(tc, "Refused: the workspace would hold %llu bytes, over max_workspace_mb (%lld "
+                       "MB = %llu bytes); it holds %llu now. Delete files (session_bash: rm) or "
+                       "write less.",
+                   (unsigned long long)after, (long long)tools_setting(tc, S_MAX_WORKSPACE_MB),
+                   (unsigned long long)limit, (unsigned long long)u.bytes);
         goto unlock;
     }
     if (!atomic_write(pfd, name, data.p, data.len, mode)) {
         fail_open(tc, rel.p, errno);
         goto unlock;
     }
-    json_object_set_new(tc->out, "session_id", jr_string(s->id));
-    tc_json_bytes(tc->out, "path", rel.p, rel.len);
+    json_object_set_new(tc->out, "session_id", jsonrpc_string(s->id));
+    tools_json_bytes(tc->out, "path", rel.p, rel.len);
     json_object_set_new(tc->out, "bytes", json_integer(data.len));
     json_object_set_new(tc->out, "created", json_boolean(!exists));
     json_object_set_new(tc->out, "workspace_bytes", json_integer(after));
@@ -233,8 +233,8 @@ unlock:
     free(dup);
     pthread_mutex_unlock(&s->write_mu);
     if (!tc->is_error)
-        tc_checkpoint(tc, s, "session_write_file", rel.p);
-    session_put(s);
+        sesstools_checkpoint(tc, s, "session_write_file", rel.p);
+    sessions_put(s);
 out:
     buf_free(&rel);
     buf_free(&data);
@@ -276,11 +276,11 @@ static void run_read(tool_call_t *tc, const json_t *args)
     buf_t rel = BUF_INIT, data = BUF_INIT;
     if (!get_path(tc, args, false, &rel))
         goto out;
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     if (!s)
         goto out;
     if (!access_require(tc, s, rel.p, LVL_READ, "")) {
-        session_put(s);
+        sessions_put(s);
         goto out;
     }
     /* O_NONBLOCK: a FIFO planted by a command must not block the server. */
@@ -291,13 +291,13 @@ static void run_read(tool_call_t *tc, const json_t *args)
         goto put;
     }
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        tc_fail(tc, S_ISDIR(st.st_mode) ? "\"%s\" is a directory; use session_list_files."
+        tools_fail(tc, S_ISDIR(st.st_mode) ? "\"%s\" is a directory; use session_list_files."
                                         : "\"%s\" is not a regular file.",
                 rel.p);
         goto close;
     }
-    uint64_t offset = (uint64_t)tc_arg_int(args, "offset", 0);
-    size_t max = (size_t)tc_arg_int(args, "max_bytes", READ_DEFAULT);
+    uint64_t offset = (uint64_t)tools_arg_int(args, "offset", 0);
+    size_t max = (size_t)tools_arg_int(args, "max_bytes", READ_DEFAULT);
     buf_reserve(&data, max);
     while (data.len < max) {
         ssize_t n = pread(fd, data.p + data.len, max - data.len, (off_t)(offset + data.len));
@@ -313,24 +313,24 @@ static void run_read(tool_call_t *tc, const json_t *args)
     }
     uint64_t size = (uint64_t)st.st_size;
     bool more = offset + data.len < size;
-    const char *want = tc_arg_str(args, "encoding", "auto");
+    const char *want = tools_arg_str(args, "encoding", "auto");
     size_t n = data.len;
     if (more && strcmp(want, "base64"))
-        n = rt_utf8_clean_cut(data.p, data.len); /* do not split a character */
-    bool text = strcmp(want, "base64") && (!strcmp(want, "utf-8") || rt_utf8_valid(data.p, n, false));
+        n = textenc_utf8_clean_cut(data.p, data.len); /* do not split a character */
+    bool text = strcmp(want, "base64") && (!strcmp(want, "utf-8") || textenc_utf8_valid(data.p, n, false));
     if (!text)
         n = data.len;
     more = offset + n < size;
 
-    json_object_set_new(tc->out, "session_id", jr_string(s->id));
-    tc_json_bytes(tc->out, "path", rel.p, rel.len);
+    json_object_set_new(tc->out, "session_id", jsonrpc_string(s->id));
+    tools_json_bytes(tc->out, "path", rel.p, rel.len);
     json_object_set_new(tc->out, "size", json_integer(size));
     json_object_set_new(tc->out, "offset", json_integer(offset));
     json_object_set_new(tc->out, "bytes", json_integer(n));
     json_object_set_new(tc->out, "truncated", json_boolean(more));
     if (text) {
-        bool exact = tc_json_bytes(tc->out, "content", data.p, n);
-        json_object_set_new(tc->out, "encoding", jr_string("utf-8"));
+        bool exact = tools_json_bytes(tc->out, "content", data.p, n);
+        json_object_set_new(tc->out, "encoding", jsonrpc_string("utf-8"));
         json_object_set_new(tc->out, "exact", json_boolean(exact));
         buf_printf(&tc->text, "%s: %llu bytes from offset %llu of %llu%s%s\n", rel.p,
                    (unsigned long long)n, (unsigned long long)offset, (unsigned long long)size,
@@ -340,9 +340,9 @@ static void run_read(tool_call_t *tc, const json_t *args)
         buf_add(&tc->text, data.p, n);
     } else {
         buf_t b64 = BUF_INIT;
-        rt_base64_encode(data.p, n, &b64);
-        json_object_set_new(tc->out, "content", jr_string(buf_cstr(&b64)));
-        json_object_set_new(tc->out, "encoding", jr_string("base64"));
+        textenc_base64_encode(data.p, n, &b64);
+        json_object_set_new(tc->out, "content", jsonrpc_string(buf_cstr(&b64)));
+        json_object_set_new(tc->out, "encoding", jsonrpc_string("base64"));
         json_object_set_new(tc->out, "exact", json_boolean(true));
         buf_printf(&tc->text, "%s: %llu bytes of binary data from offset %llu of %llu%s, "
                               "base64-encoded:\n%s",
@@ -353,7 +353,7 @@ static void run_read(tool_call_t *tc, const json_t *args)
 close:
     close(fd);
 put:
-    session_put(s);
+    sessions_put(s);
 out:
     buf_free(&rel);
     buf_free(&data);
@@ -447,20 +447,20 @@ static void list_dir(lister_t *l, int dirfd, const char *prefix, int depth)
             continue;
         }
         json_t *o = json_object();
-        tc_json_bytes(o, "path", path, strlen(path));
-        json_object_set_new(o, "type", jr_string(type_name(st.st_mode)));
+        tools_json_bytes(o, "path", path, strlen(path));
+        json_object_set_new(o, "type", jsonrpc_string(type_name(st.st_mode)));
         json_object_set_new(o, "size", json_integer(st.st_size));
         char mode[8], when[32];
         snprintf(mode, sizeof mode, "%04o", (unsigned)(st.st_mode & 07777));
-        json_object_set_new(o, "mode", jr_string(mode));
-        tc_iso_time((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000, when);
-        json_object_set_new(o, "mtime", jr_string(when));
+        json_object_set_new(o, "mode", jsonrpc_string(mode));
+        tools_iso_time((int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000, when);
+        json_object_set_new(o, "mtime", jsonrpc_string(when));
         if (S_ISLNK(st.st_mode)) {
             /* Shown, never followed: readlinkat reads the link itself. */
             char target[4096];
             ssize_t n = readlinkat(dirfd, name, target, sizeof target);
             if (n >= 0)
-                tc_json_bytes(o, "target", target, (size_t)n);
+                tools_json_bytes(o, "target", target, (size_t)n);
         }
         json_array_append_new(l->entries, o);
         l->count++;
@@ -489,28 +489,28 @@ static void run_list_files(tool_call_t *tc, const json_t *args)
     buf_t rel = BUF_INIT;
     if (!get_path(tc, args, true, &rel))
         goto out;
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     if (!s)
         goto out;
     if (!access_require(tc, s, rel.p, LVL_READ, "")) {
-        session_put(s);
+        sessions_put(s);
         goto out;
     }
     int dfd = beneath_open_dir(s->ws_fd, rel.p, false);
     if (dfd < 0) {
         fail_open(tc, rel.len ? rel.p : ".", errno);
-        session_put(s);
+        sessions_put(s);
         goto out;
     }
     lister_t l = {
         .tc = tc,
         .acc = access_begin(tc, s),
-        .max = (size_t)tc_arg_int(args, "max_entries", LIST_DEFAULT),
-        .recursive = tc_arg_bool(args, "recursive", false),
+        .max = (size_t)tools_arg_int(args, "max_entries", LIST_DEFAULT),
+        .recursive = tools_arg_bool(args, "recursive", false),
     };
-    json_object_set_new(tc->out, "session_id", jr_string(s->id));
-    tc_json_bytes(tc->out, "path", rel.p, rel.len);
-    l.entries = jr_add_array(tc->out, "entries");
+    json_object_set_new(tc->out, "session_id", jsonrpc_string(s->id));
+    tools_json_bytes(tc->out, "path", rel.p, rel.len);
+    l.entries = jsonrpc_add_array(tc->out, "entries");
     list_dir(&l, dfd, rel.p, 0);
     access_end(l.acc);
     close(dfd);
@@ -521,7 +521,7 @@ static void run_list_files(tool_call_t *tc, const json_t *args)
     if (l.truncated)
         buf_printf(&tc->text, "(listing stopped after %zu entries%s)\n", l.count,
                    l.recursive ? " or at the depth limit" : "");
-    session_put(s);
+    sessions_put(s);
 out:
     buf_free(&rel);
 }

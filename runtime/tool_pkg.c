@@ -68,7 +68,7 @@ static char **manager_argv(bool pip, const json_t *pkgs)
 
 static void add_tail(json_t *o, const char *name, const buf_t *b, uint64_t total)
 {
-    tc_json_bytes(o, name, b->p ? b->p : "", b->len);
+    tools_json_bytes(o, name, b->p ? b->p : "", b->len);
     char key[48];
     snprintf(key, sizeof key, "%s_truncated", name);
     json_object_set_new(o, key, json_boolean(total > b->len));
@@ -77,16 +77,16 @@ static void add_tail(json_t *o, const char *name, const buf_t *b, uint64_t total
 static void run_pkg(tool_call_t *tc, const json_t *args)
 {
     if (tc->srv->no_spawn || !tc->lp->sbx) {
-        tc_fail(tc, "session_package_install is disabled in this server (built without a sandbox).");
+        tools_fail(tc, "session_package_install is disabled in this server (built without a sandbox).");
         return;
     }
     const policy_t *p = tc->lp->pol;
     if (!policy_get(p, S_PACKAGE_INSTALL_ENABLED)) {
-        tc_fail(tc, "session_package_install is disabled by the policy: the operator sets "
-                    "package_install_enabled = true to allow it.");
+        tools_fail(tc, "session_package_install is disabled by the policy: the operator sets "
+                       "package_install_enabled = true to allow it.");
         return;
     }
-    const char *manager = tc_arg_str(args, "manager", "");
+    const char *manager = tools_arg_str(args, "manager", "");
     bool pip = !strcmp(manager, "pip");
     const json_t *pkgs = json_object_get(args, "packages");
     for (size_t i = 0; i < json_array_size(pkgs); i++) {
@@ -98,24 +98,24 @@ static void run_pkg(tool_call_t *tc, const json_t *args)
             for (const char *c = spec ? spec : ""; *c && k < sizeof q - 1; c++) /* shown, not trusted */
                 q[k++] = (unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f ? *c : '?';
             q[k] = '\0';
-            tc_fail(tc, "Package spec %zu ('%s') %s: give plain package names, optionally with a version "
+            tools_fail(tc, "Package spec %zu ('%s') %s: give plain package names, optionally with a version "
                         "(\"requests==2.32.3\", \"left-pad@1.3.0\"); nothing was installed.", i + 1, q, why);
             return;
         }
     }
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     if (!s) return;
     char *nerr = NULL;
     const domain_rule_t *reg = &p->registries[pip ? 0 : 1].v[0];
-    proxy_chan_t *net = rt_net_open(p, s->id, reg, p->registries[pip ? 0 : 1].n, &nerr);
+    proxy_chan_t *net = netproxy_open(p, s->id, reg, p->registries[pip ? 0 : 1].n, &nerr);
     if (!net) {
-        tc_fail(tc, "The sandbox's network could not be set up, so nothing was installed: %s", nerr);
+        tools_fail(tc, "The sandbox's network could not be set up, so nothing was installed: %s", nerr);
         free(nerr);
-        session_put(s);
+        sessions_put(s);
         return;
     }
     char **argv = manager_argv(pip, pkgs);
-    int64_t timeout = tc_setting(tc, S_BASH_TIMEOUT_MS);
+    int64_t timeout = tools_setting(tc, S_BASH_TIMEOUT_MS);
     exec_spec_t spec = {
         .sbx = tc->lp->sbx,
         .janitor = tc->srv->janitor,
@@ -137,14 +137,14 @@ static void run_pkg(tool_call_t *tc, const json_t *args)
     free(argv);
     if (!started || r.setup_failed) {
         proxy_close(net);
-        tc_fail(tc, "The sandbox could not be set up, so nothing was installed: %s",
-                r.error ? r.error : "bwrap failed");
+        tools_fail(tc, "The sandbox could not be set up, so nothing was installed: %s",
+                   r.error ? r.error : "bwrap failed");
         exec_result_free(&r);
-        session_put(s);
+        sessions_put(s);
         return;
     }
     json_t *o = tc->out;
-    json_object_set_new(o, "session_id", jr_string(s->id));
+    json_object_set_new(o, "session_id", jsonrpc_string(s->id));
     json_object_set_new(o, "manager", json_string(pip ? "pip" : "npm"));
     json_object_set_new(o, "installed_to", json_string(pip ? ".packages/pip" : ".packages/npm"));
     json_object_set_new(o, "exit_code", r.exit_code >= 0 ? json_integer(r.exit_code) : json_null());
@@ -157,7 +157,7 @@ static void run_pkg(tool_call_t *tc, const json_t *args)
     else
         buf_printf(t, "%s failed (exit code %d%s).", pip ? "pip" : "npm", r.exit_code,
                    r.timed_out ? ", timed out at bash_timeout_ms" : "");
-    rt_net_finish(net, s->id, o, t);
+    netproxy_finish(net, s->id, o, t);
     if (r.exit_code != 0) {
         buf_adds(t, "\n--- stderr ---\n");
         buf_add(t, r.err.p ? r.err.p : "", r.err.len);
@@ -166,10 +166,10 @@ static void run_pkg(tool_call_t *tc, const json_t *args)
     buf_t sum = BUF_INIT;
     buf_adds(&sum, pip ? "pip" : "npm");
     for (size_t i = 0; i < json_array_size(pkgs); i++) buf_printf(&sum, " %s", json_string_value(json_array_get(pkgs, i)));
-    tc_checkpoint(tc, s, "session_package_install", buf_cstr(&sum));
+    sesstools_checkpoint(tc, s, "session_package_install", buf_cstr(&sum));
     buf_free(&sum);
     exec_result_free(&r);
-    session_put(s);
+    sessions_put(s);
 }
 
 const tool_def_t tool_session_package_install = {

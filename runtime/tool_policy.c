@@ -9,9 +9,9 @@
 
 static void add_entries(json_t *obj, const char *key, const str_entry_t *v, size_t n)
 {
-    json_t *a = jr_add_array(obj, key);
+    json_t *a = jsonrpc_add_array(obj, key);
     for (size_t i = 0; i < n; i++)
-        tc_json_bytes(a, NULL, v[i].s, strlen(v[i].s));
+        tools_json_bytes(a, NULL, v[i].s, strlen(v[i].s));
 }
 
 /* The runtime-owned paths (SPEC §13): built-in caps at none that no grant
@@ -23,11 +23,11 @@ static void add_runtime_owned(json_t *fs)
         const char *why, *path;
         for (size_t i = 0; (path = reg ? lattice_owned_at(i, &why) : lattice_owned_default_at(i, &why)); i++) {
             json_t *o = json_object();
-            json_object_set_new(o, "rule", jr_string(policy_rule_kind_key(RK_RUNTIME)));
-            tc_json_bytes(o, "path", path, strlen(path));
-            json_object_set_new(o, "level", jr_string(policy_level_name(LVL_NONE)));
+            json_object_set_new(o, "rule", jsonrpc_string(policy_rule_kind_key(RK_RUNTIME)));
+            tools_json_bytes(o, "path", path, strlen(path));
+            json_object_set_new(o, "level", jsonrpc_string(policy_level_name(LVL_NONE)));
             json_object_set_new(o, "cap", json_boolean(true));
-            tc_json_bytes(o, "at", why, strlen(why));
+            tools_json_bytes(o, "at", why, strlen(why));
             json_array_append_new(fs, o);
         }
     }
@@ -36,8 +36,8 @@ static void add_runtime_owned(json_t *fs)
 static void add_summary(tool_call_t *tc, json_t *out)
 {
     const policy_t *p = tc->lp->pol;
-    json_t *pol = jr_add_object(out, "policy");
-    json_t *set = jr_add_object(pol, "settings");
+    json_t *pol = jsonrpc_add_object(out, "policy");
+    json_t *set = jsonrpc_add_object(pol, "settings");
     for (int i = 0; i < S_COUNT; i++) {
         const setting_info_t *si = &policy_settings[i];
         char *key = si->table ? xasprintf("%s.%s", si->table, si->key) : xstrdup(si->key);
@@ -47,36 +47,36 @@ static void add_summary(tool_call_t *tc, json_t *out)
             json_object_set_new(set, key, json_integer(p->set[i].v));
         free(key);
     }
-    json_t *doms = jr_add_array(pol, "domain_allowlist");
+    json_t *doms = jsonrpc_add_array(pol, "domain_allowlist");
     for (size_t i = 0; i < p->domains.n; i++)
-        tc_json_bytes(doms, NULL, p->domains.v[i].written, strlen(p->domains.v[i].written));
+        tools_json_bytes(doms, NULL, p->domains.v[i].written, strlen(p->domains.v[i].written));
     add_entries(pol, "bash_command_denylist", p->cmd_deny.v, p->cmd_deny.n);
     add_entries(pol, "bash_command_allowlist", p->cmd_allow.v, p->cmd_allow.n);
     add_entries(pol, "env_allowlist", p->env_allowlist.v, p->env_allowlist.n);
     add_entries(pol, "env_passthrough", p->env_passthrough.v, p->env_passthrough.n);
-    json_t *fs = jr_add_array(pol, "filesystem");
+    json_t *fs = jsonrpc_add_array(pol, "filesystem");
     for (size_t i = 0; i < p->rules.n; i++) {
         const rule_t *r = &p->rules.v[i];
         json_t *o = json_object();
-        json_object_set_new(o, "rule", jr_string(policy_rule_kind_key(r->kind)));
-        tc_json_bytes(o, "path", r->written ? r->written : "", r->written ? strlen(r->written) : 0);
-        json_object_set_new(o, "level", jr_string(policy_level_name(r->level)));
+        json_object_set_new(o, "rule", jsonrpc_string(policy_rule_kind_key(r->kind)));
+        tools_json_bytes(o, "path", r->written ? r->written : "", r->written ? strlen(r->written) : 0);
+        json_object_set_new(o, "level", jsonrpc_string(policy_level_name(r->level)));
         json_object_set_new(o, "cap", json_boolean(r->cap));
         buf_t at = BUF_INIT;
         if (r->src)
-            tc_where(tc, r->span, &at);
+            tools_where(tc, r->span, &at);
         else
             buf_adds(&at, r->origin ? r->origin : "built-in");
-        tc_json_bytes(o, "at", at.p, at.len);
+        tools_json_bytes(o, "at", at.p, at.len);
         buf_free(&at);
         json_array_append_new(fs, o);
     }
     add_runtime_owned(fs);
     /* what session_mount may read and session_export may write (an empty list: nothing) */
-    json_t *mounts = jr_add_array(pol, "mount_allowlist");
+    json_t *mounts = jsonrpc_add_array(pol, "mount_allowlist");
     for (size_t i = 0; i < p->rules.n; i++)
         if (p->rules.v[i].kind == RK_MOUNT && p->rules.v[i].written)
-            tc_json_bytes(mounts, NULL, p->rules.v[i].written, strlen(p->rules.v[i].written));
+            tools_json_bytes(mounts, NULL, p->rules.v[i].written, strlen(p->rules.v[i].written));
 }
 
 static void run_get_policy(tool_call_t *tc, const json_t *args)
@@ -86,18 +86,18 @@ static void run_get_policy(tool_call_t *tc, const json_t *args)
     reload_get_stats(tc->srv->reload, &st);
     const char *state = !tc->lp ? "none" : st.error ? "stale" : "ok";
     json_t *o = tc->out;
-    json_object_set_new(o, "state", jr_string(state));
-    json_object_set_new(o, "mode", jr_string(reload_mode_name(st.mode)));
+    json_object_set_new(o, "state", jsonrpc_string(state));
+    json_object_set_new(o, "mode", jsonrpc_string(reload_mode_name(st.mode)));
     if (st.watched)
-        tc_json_bytes(o, "watched", st.watched, strlen(st.watched));
+        tools_json_bytes(o, "watched", st.watched, strlen(st.watched));
     if (tc->lp) {
         char when[32];
-        tc_iso_time(tc->lp->loaded_ms, when);
-        tc_json_bytes(o, "source", tc->lp->source, strlen(tc->lp->source));
+        tools_iso_time(tc->lp->loaded_ms, when);
+        tools_json_bytes(o, "source", tc->lp->source, strlen(tc->lp->source));
         json_object_set_new(o, "generation", json_integer(tc->lp->generation));
-        json_object_set_new(o, "loaded_at", jr_string(when));
+        json_object_set_new(o, "loaded_at", jsonrpc_string(when));
     }
-    json_t *c = jr_add_object(o, "counters");
+    json_t *c = jsonrpc_add_object(o, "counters");
     json_object_set_new(c, "checks", json_integer(st.checks));
     json_object_set_new(c, "compiles", json_integer(st.compiles));
     json_object_set_new(c, "reloads", json_integer(st.reloads));
@@ -105,15 +105,15 @@ static void run_get_policy(tool_call_t *tc, const json_t *args)
     json_object_set_new(c, "check_ns_total", json_integer(st.check_ns));
     if (st.error) {
         char when[32];
-        tc_iso_time(st.error_ms, when);
-        tc_json_bytes(o, "error", st.error, strlen(st.error));
-        json_object_set_new(o, "error_at", jr_string(when));
+        tools_iso_time(st.error_ms, when);
+        tools_json_bytes(o, "error", st.error, strlen(st.error));
+        json_object_set_new(o, "error_at", jsonrpc_string(when));
     }
-    json_object_set_new(o, "transport", jr_string(tc->srv->transport));
-    json_object_set_new(o, "server_version", jr_string(DRUN_VERSION));
+    json_object_set_new(o, "transport", jsonrpc_string(tc->srv->transport));
+    json_object_set_new(o, "server_version", jsonrpc_string(DRUN_VERSION));
     json_object_set_new(o, "sessions_open", json_integer(sessions_count(tc->srv->sessions)));
-    char *snaps = sess_snapshots_dir(tc);
-    tc_json_bytes(o, "snapshots_dir", snaps, strlen(snaps));
+    char *snaps = sesstools_snapshots_dir(tc);
+    tools_json_bytes(o, "snapshots_dir", snaps, strlen(snaps));
     buf_printf(&tc->text, "Snapshots: %s (dark to every sandbox).\n", snaps);
     free(snaps);
 
@@ -132,7 +132,7 @@ static void run_get_policy(tool_call_t *tc, const json_t *args)
         buf_printf(&tc->text, "The config does not compile:\n%s\n", st.error);
     if (tc->lp) {
         add_summary(tc, o);
-        char *summary = jr_print(json_object_get(o, "policy"));
+        char *summary = jsonrpc_print(json_object_get(o, "policy"));
         buf_printf(&tc->text, "Policy: %s", summary);
         free(summary);
     }

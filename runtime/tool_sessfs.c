@@ -272,12 +272,12 @@ static uint64_t budget_of(tool_call_t *tc, session_t *s)
 {
     tree_usage_t u;
     tree_measure(s->ws_fd, MEASURE_ENTRIES, &u);
-    uint64_t limit = (uint64_t)tc_setting(tc, S_MAX_WORKSPACE_MB) * 1024 * 1024;
+    uint64_t limit = (uint64_t)tools_setting(tc, S_MAX_WORKSPACE_MB) * 1024 * 1024;
     return u.bytes >= limit ? 0 : limit - u.bytes;
 }
 
 /* Copies host path src to target (NULL: its basename) in s; fills o (the
- * mount's result). false after tc_fail. Caller holds s->write_mu. */
+ * mount's result). false after tools_fail. Caller holds s->write_mu. */
 static bool do_mount(tool_call_t *tc, session_t *s, const char *src, const char *target, json_t *o)
 {
     buf_t rel = BUF_INIT;
@@ -288,8 +288,8 @@ static bool do_mount(tool_call_t *tc, session_t *s, const char *src, const char 
     }
     bool norm = beneath_normalize(target, &rel, &why);
     if (!norm || !rel.len) {
-        tc_fail(tc, "target \"%s\" is refused: %s.", target,
-                norm ? "give a path inside the workspace, not the workspace itself" : why);
+        tools_fail(tc, "target \"%s\" is refused: %s.", target,
+                   norm ? "give a path inside the workspace, not the workspace itself" : why);
         buf_free(&rel);
         return false;
     }
@@ -300,27 +300,27 @@ static bool do_mount(tool_call_t *tc, session_t *s, const char *src, const char 
     hostpol_t h;
     hostpol_init(tc, s, &h);
     mountin_req_t r = {.allow = h.allow.v, .nallow = h.allow.n, .source = src, .ws_fd = s->ws_fd,
-                       .target = rel.p, .budget = budget_of(tc, s), .own = sess_owner(),
+                       .target = rel.p, .budget = budget_of(tc, s), .own = sesstools_owner(),
                        .readable = readable, .ctx = &h};
     mountin_res_t res = {0};
     char *err = NULL;
     bool ok = h.res && mountin_copy(&r, &res, &err) == 0;
     if (!h.res)
-        tc_fail(tc, "session_mount is refused: the policy cannot be evaluated for this "
-                    "session, so nothing is copied in.");
+        tools_fail(tc, "session_mount is refused: the policy cannot be evaluated for this "
+                       "session, so nothing is copied in.");
     else if (!ok)
-        tc_fail(tc, "Mount refused, nothing was copied: %s.", err);
+        tools_fail(tc, "Mount refused, nothing was copied: %s.", err);
     if (ok) {
-        tc_json_bytes(o, "source", res.source, strlen(res.source));
-        tc_json_bytes(o, "target", rel.p, rel.len);
+        tools_json_bytes(o, "source", res.source, strlen(res.source));
+        tools_json_bytes(o, "target", rel.p, rel.len);
         json_object_set_new(o, "files", json_integer((json_int_t)res.files));
         json_object_set_new(o, "symlinks", json_integer((json_int_t)res.links));
         json_object_set_new(o, "bytes", json_integer((json_int_t)res.bytes));
-        json_t *sk = jr_add_array(o, "skipped");
+        json_t *sk = jsonrpc_add_array(o, "skipped");
         for (size_t i = 0; i < res.skipped.n; i++) {
             json_t *e = json_object();
-            tc_json_bytes(e, "path", res.skipped.v[i].path, strlen(res.skipped.v[i].path));
-            json_object_set_new(e, "reason", jr_string(res.skipped.v[i].reason));
+            tools_json_bytes(e, "path", res.skipped.v[i].path, strlen(res.skipped.v[i].path));
+            json_object_set_new(e, "reason", jsonrpc_string(res.skipped.v[i].reason));
             json_array_append_new(sk, e);
         }
         buf_printf(&tc->text, "Mounted %s at %s: %llu files, %llu symlinks, %llu bytes copied",
@@ -339,18 +339,18 @@ static bool do_mount(tool_call_t *tc, session_t *s, const char *src, const char 
     return ok;
 }
 
-bool sess_setup(tool_call_t *tc, session_t *s, const json_t *mounts)
+bool sesstools_setup(tool_call_t *tc, session_t *s, const json_t *mounts)
 {
     char fam[48], *err = NULL;
-    sess_family(s->id, fam);
+    sesstools_family(s->id, fam);
     s->ckpt = ckpt_create(sessions_rootfd(tc->srv->sessions), sessions_root(tc->srv->sessions),
                           fam, &err);
     if (!s->ckpt) {
-        tc_fail(tc, "The session's checkpoint store cannot be made: %s.", err);
+        tools_fail(tc, "The session's checkpoint store cannot be made: %s.", err);
         free(err);
         return false;
     }
-    json_t *arr = jr_add_array(tc->out, "mounts");
+    json_t *arr = jsonrpc_add_array(tc->out, "mounts");
     buf_t sum = BUF_INIT;
     size_t i;
     const json_t *m;
@@ -368,9 +368,9 @@ bool sess_setup(tool_call_t *tc, session_t *s, const json_t *mounts)
     pthread_mutex_unlock(&s->write_mu);
     if (ok) {
         int64_t id = ckpt_record(s->ckpt, s->ws_fd, "create_session", buf_cstr(&sum), true,
-                                 tc_setting(tc, S_MAX_CHECKPOINTS), &err);
+                                 tools_setting(tc, S_MAX_CHECKPOINTS), &err);
         if (id < 0) {
-            tc_fail(tc, "The session's first checkpoint failed: %s.", err);
+            tools_fail(tc, "The session's first checkpoint failed: %s.", err);
             free(err);
             ok = false;
         } else {
@@ -383,18 +383,18 @@ bool sess_setup(tool_call_t *tc, session_t *s, const json_t *mounts)
 
 static void run_mount(tool_call_t *tc, const json_t *args)
 {
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     if (!s)
         return;
-    const char *src = tc_arg_str(args, "path", "");
+    const char *src = tools_arg_str(args, "path", "");
     pthread_mutex_lock(&s->write_mu);
-    bool ok = do_mount(tc, s, src, tc_arg_str(args, "target", NULL), tc->out);
+    bool ok = do_mount(tc, s, src, tools_arg_str(args, "target", NULL), tc->out);
     pthread_mutex_unlock(&s->write_mu);
     if (ok) {
-        json_object_set_new(tc->out, "session_id", jr_string(s->id));
-        tc_checkpoint(tc, s, "session_mount", src);
+        json_object_set_new(tc->out, "session_id", jsonrpc_string(s->id));
+        sesstools_checkpoint(tc, s, "session_mount", src);
     }
-    session_put(s);
+    sessions_put(s);
 }
 
 #define SKIPPED_SCHEMA                                                                       \
@@ -439,7 +439,7 @@ static bool get_paths(tool_call_t *tc, const json_t *args, ckpt_paths_t *out)
         buf_t rel = BUF_INIT;
         const char *why;
         if (!beneath_normalize(json_string_value(e), &rel, &why)) {
-            tc_fail(tc, "paths[%zu] \"%s\" is refused: %s.", i, json_string_value(e), why);
+            tools_fail(tc, "paths[%zu] \"%s\" is refused: %s.", i, json_string_value(e), why);
             buf_free(&rel);
             return false;
         }
@@ -450,23 +450,23 @@ static bool get_paths(tool_call_t *tc, const json_t *args, ckpt_paths_t *out)
 
 static void add_list(json_t *o, const char *key, const ckpt_paths_t *p)
 {
-    json_t *a = jr_add_array(o, key);
+    json_t *a = jsonrpc_add_array(o, key);
     for (size_t i = 0; i < p->n; i++)
-        tc_json_bytes(a, NULL, p->v[i], strlen(p->v[i]));
+        tools_json_bytes(a, NULL, p->v[i], strlen(p->v[i]));
 }
 
 static void render_export(tool_call_t *tc, const export_res_t *res, bool dry)
 {
-    json_t *sk = jr_add_array(tc->out, "skipped");
+    json_t *sk = jsonrpc_add_array(tc->out, "skipped");
     for (size_t i = 0; i < res->skipped.n; i++) {
         json_t *e = json_object();
-        tc_json_bytes(e, "path", res->skipped.v[i].path, strlen(res->skipped.v[i].path));
-        json_object_set_new(e, "reason", jr_string(res->skipped.v[i].reason));
+        tools_json_bytes(e, "path", res->skipped.v[i].path, strlen(res->skipped.v[i].path));
+        json_object_set_new(e, "reason", jsonrpc_string(res->skipped.v[i].reason));
         json_array_append_new(sk, e);
     }
     add_list(tc->out, "written", &res->written);
     add_list(tc->out, "removed", &res->removed);
-    tc_json_bytes(tc->out, "output_dir", res->output_dir, strlen(res->output_dir));
+    tools_json_bytes(tc->out, "output_dir", res->output_dir, strlen(res->output_dir));
     json_object_set_new(tc->out, "dry_run", json_boolean(dry));
     buf_printf(&tc->text, "%s %s: %zu file%s written, %zu removed, %zu skipped.",
                dry ? "Dry run, nothing changed on the host; an export to" : "Exported to",
@@ -476,7 +476,7 @@ static void render_export(tool_call_t *tc, const export_res_t *res, bool dry)
         buf_printf(&tc->text, "\n  skipped %s: %s", res->skipped.v[i].path,
                    res->skipped.v[i].reason);
     if (dry) {
-        tc_json_bytes(tc->out, "diff", res->diff.p ? res->diff.p : "", res->diff.len);
+        tools_json_bytes(tc->out, "diff", res->diff.p ? res->diff.p : "", res->diff.len);
         if (res->diff.len) {
             buf_adds(&tc->text, "\n");
             buf_add(&tc->text, res->diff.p, res->diff.len);
@@ -489,52 +489,52 @@ static void run_export(tool_call_t *tc, const json_t *args)
     ckpt_paths_t paths = {0};
     if (!get_paths(tc, args, &paths))
         goto out;
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     if (!s)
         goto out;
     if (!s->ckpt) {
-        tc_fail(tc, "session %s has no checkpoint store; create a new session.", s->id);
-        session_put(s);
+        tools_fail(tc, "session %s has no checkpoint store; create a new session.", s->id);
+        sessions_put(s);
         goto out;
     }
     char rb[32], idb[32];
-    const char *ref = tc_arg_ref(args, "checkpoint", rb);
+    const char *ref = sesstools_arg_ref(args, "checkpoint", rb);
     if (!ref) {
         /* The workspace as it is now: recorded first, exported from the store. */
-        tc_checkpoint(tc, s, "session_export", "changes found before the export");
+        sesstools_checkpoint(tc, s, "session_export", "changes found before the export");
         snprintf(idb, sizeof idb, "%lld", (long long)ckpt_head(s->ckpt));
         ref = idb;
     }
     hostpol_t h;
     hostpol_init(tc, s, &h);
-    bool dry = tc_arg_bool(args, "dry_run", false);
+    bool dry = tools_arg_bool(args, "dry_run", false);
     export_req_t r = {.allow = h.allow.v, .nallow = h.allow.n,
-                      .output_dir = tc_arg_str(args, "output_dir", ""), .paths = paths.v,
+                      .output_dir = tools_arg_str(args, "output_dir", ""), .paths = paths.v,
                       .npaths = paths.n, .checkpoint = ref, .dry_run = dry,
-                      .delete_extra = tc_arg_bool(args, "delete", false), .refused = refused,
+                      .delete_extra = tools_arg_bool(args, "delete", false), .refused = refused,
                       .ctx = &h};
     export_res_t res = {0};
     char *err = NULL, *capped = NULL;
     if (!h.res) {
-        tc_fail(tc, "session_export is refused: the policy cannot be evaluated for this "
-                    "session, so nothing is written.");
+        tools_fail(tc, "session_export is refused: the policy cannot be evaluated for this "
+                       "session, so nothing is written.");
     } else if ((capped = dir_capped(&h, r.output_dir))) {
         /* the state dir, another session, a protected tree: not even a mkdir there */
-        tc_fail(tc, "Export refused, nothing was written: output_dir \"%s\" is %s.", r.output_dir,
-                capped);
+        tools_fail(tc, "Export refused, nothing was written: output_dir \"%s\" is %s.", r.output_dir,
+                   capped);
     } else if (export_run(s->ckpt, &r, &res, &err) < 0) {
-        tc_fail(tc, "Export refused, nothing was written: %s.", err);
+        tools_fail(tc, "Export refused, nothing was written: %s.", err);
         export_res_free(&res);
     } else {
-        json_object_set_new(tc->out, "session_id", jr_string(s->id));
-        json_object_set_new(tc->out, "exported_checkpoint", jr_string(ref));
+        json_object_set_new(tc->out, "session_id", jsonrpc_string(s->id));
+        json_object_set_new(tc->out, "exported_checkpoint", jsonrpc_string(ref));
         render_export(tc, &res, dry);
         export_res_free(&res);
     }
     free(err);
     free(capped);
     hostpol_free(&h);
-    session_put(s);
+    sessions_put(s);
 out:
     for (size_t i = 0; i < paths.n; i++)
         free(paths.v[i]);

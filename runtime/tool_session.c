@@ -14,7 +14,7 @@
 
 static void add_limits(tool_call_t *tc, json_t *obj)
 {
-    json_t *l = jr_add_object(obj, "limits");
+    json_t *l = jsonrpc_add_object(obj, "limits");
     static const struct {
         const char *key;
         setting_id_t id;
@@ -26,43 +26,43 @@ static void add_limits(tool_call_t *tc, json_t *obj)
         {"fetch_max_bytes", S_FETCH_MAX_BYTES},
     };
     for (size_t i = 0; i < sizeof limits / sizeof *limits; i++)
-        json_object_set_new(l, limits[i].key, json_integer(tc_setting(tc, limits[i].id)));
+        json_object_set_new(l, limits[i].key, json_integer(tools_setting(tc, limits[i].id)));
 }
 
 static void run_create(tool_call_t *tc, const json_t *args)
 {
     char *err = NULL;
     session_t *s = sessions_create(tc->srv->sessions, &tc->req->who,
-                                   tc_setting(tc, S_MAX_SESSIONS), tc_arg_str(args, "label", ""),
+                                   tools_setting(tc, S_MAX_SESSIONS), tools_arg_str(args, "label", ""),
                                    &err);
     if (!s) {
-        tc_fail(tc, "%s", err);
+        tools_fail(tc, "%s", err);
         free(err);
         return;
     }
     /* Its checkpoint store, its mounts, checkpoint 1: all or nothing. */
-    if (!sess_setup(tc, s, json_object_get(args, "mounts"))) {
+    if (!sesstools_setup(tc, s, json_object_get(args, "mounts"))) {
         sessions_close(tc->srv->sessions, s->id, tc->req->who.principal, &err);
         free(err);
-        session_put(s);
+        sessions_put(s);
         return;
     }
     char when[32];
-    tc_iso_time(s->created_ms, when);
-    json_object_set_new(tc->out, "session_id", jr_string(s->id));
-    tc_json_bytes(tc->out, "label", s->label, strlen(s->label));
-    tc_json_bytes(tc->out, "workspace", s->workspace, strlen(s->workspace));
-    tc_json_bytes(tc->out, "scratch", s->scratch, strlen(s->scratch));
-    json_object_set_new(tc->out, "created_at", jr_string(when));
+    tools_iso_time(s->created_ms, when);
+    json_object_set_new(tc->out, "session_id", jsonrpc_string(s->id));
+    tools_json_bytes(tc->out, "label", s->label, strlen(s->label));
+    tools_json_bytes(tc->out, "workspace", s->workspace, strlen(s->workspace));
+    tools_json_bytes(tc->out, "scratch", s->scratch, strlen(s->scratch));
+    json_object_set_new(tc->out, "created_at", jsonrpc_string(when));
     add_limits(tc, tc->out);
     buf_printf(&tc->text,
                "Session %s created. Pass session_id \"%s\" to the session_* tools; paths are "
                "relative to its workspace. Commands time out after %lld ms; the workspace may "
                "hold %lld MB; the session expires after %lld s without a call.",
-               s->id, s->id, (long long)tc_setting(tc, S_BASH_TIMEOUT_MS),
-               (long long)tc_setting(tc, S_MAX_WORKSPACE_MB),
-               (long long)tc_setting(tc, S_SESSION_IDLE_TIMEOUT_SECS));
-    session_put(s);
+               s->id, s->id, (long long)tools_setting(tc, S_BASH_TIMEOUT_MS),
+               (long long)tools_setting(tc, S_MAX_WORKSPACE_MB),
+               (long long)tools_setting(tc, S_SESSION_IDLE_TIMEOUT_SECS));
+    sessions_put(s);
 }
 
 const tool_def_t tool_create_session = {
@@ -107,19 +107,19 @@ static void run_list(tool_call_t *tc, const json_t *args)
     /* The caller's own sessions only: an ID handed over still works, but
      * nobody learns another client's IDs from this list (SPEC §12). */
     size_t n = sessions_list(tc->srv->sessions, &tc->req->who, &v);
-    json_t *arr = jr_add_array(tc->out, "sessions");
+    json_t *arr = jsonrpc_add_array(tc->out, "sessions");
     buf_printf(&tc->text, "%zu open session%s of this client", n, n == 1 ? "" : "s");
     if (tc->lp)
-        buf_printf(&tc->text, " (max_sessions %lld)", (long long)tc_setting(tc, S_MAX_SESSIONS));
+        buf_printf(&tc->text, " (max_sessions %lld)", (long long)tools_setting(tc, S_MAX_SESSIONS));
     buf_adds(&tc->text, n ? ":\n" : ".");
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_object();
         char when[32];
-        tc_iso_time(v[i].created_ms, when);
-        json_object_set_new(o, "session_id", jr_string(v[i].id));
-        tc_json_bytes(o, "label", v[i].label, strlen(v[i].label));
-        tc_json_bytes(o, "workspace", v[i].workspace, strlen(v[i].workspace));
-        json_object_set_new(o, "created_at", jr_string(when));
+        tools_iso_time(v[i].created_ms, when);
+        json_object_set_new(o, "session_id", jsonrpc_string(v[i].id));
+        tools_json_bytes(o, "label", v[i].label, strlen(v[i].label));
+        tools_json_bytes(o, "workspace", v[i].workspace, strlen(v[i].workspace));
+        json_object_set_new(o, "created_at", jsonrpc_string(when));
         json_object_set_new(o, "idle_secs", json_integer(v[i].idle_ms / 1000));
         json_object_set_new(o, "running_commands", json_integer(v[i].running));
         json_array_append_new(arr, o);
@@ -131,7 +131,7 @@ static void run_list(tool_call_t *tc, const json_t *args)
     json_object_set_new(tc->out, "count", json_integer(n));
     if (tc->lp)
         json_object_set_new(tc->out, "max_sessions",
-                            json_integer(tc_setting(tc, S_MAX_SESSIONS)));
+                            json_integer(tools_setting(tc, S_MAX_SESSIONS)));
     sessions_info_free(v, n);
 }
 
@@ -159,14 +159,14 @@ const tool_def_t tool_session_list = {
 
 static void run_close(tool_call_t *tc, const json_t *args)
 {
-    const char *id = tc_arg_str(args, "session_id", "");
+    const char *id = tools_arg_str(args, "session_id", "");
     char *err = NULL;
     if (!sessions_close(tc->srv->sessions, id, tc->req->who.principal, &err)) {
-        tc_fail(tc, "%s", err);
+        tools_fail(tc, "%s", err);
         free(err);
         return;
     }
-    json_object_set_new(tc->out, "session_id", jr_string(id));
+    json_object_set_new(tc->out, "session_id", jsonrpc_string(id));
     json_object_set_new(tc->out, "closed", json_boolean(true));
     buf_printf(&tc->text,
                "Session %s closed: its commands were stopped and its workspace and scratch "
@@ -207,17 +207,17 @@ static void add_var(tool_call_t *tc, json_t *vars, json_t *unset, const char *na
         return; /* asked twice */
     const char *v = getenv(name);
     if (v) {
-        tc_json_bytes(vars, name, v, strlen(v));
+        tools_json_bytes(vars, name, v, strlen(v));
         buf_printf(&tc->text, "%s=%s\n", name, v);
     } else {
-        json_array_append_new(unset, jr_string(name));
+        json_array_append_new(unset, jsonrpc_string(name));
         buf_printf(&tc->text, "%s is not set\n", name);
     }
 }
 
 static void run_get_env(tool_call_t *tc, const json_t *args)
 {
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     if (!s)
         return;
     const policy_t *p = tc->lp->pol;
@@ -231,22 +231,22 @@ static void run_get_env(tool_call_t *tc, const json_t *args)
         buf_t allowed = BUF_INIT;
         for (i = 0; i < p->env_allowlist.n; i++)
             buf_printf(&allowed, "%s%s", i ? ", " : "", p->env_allowlist.v[i].s);
-        tc_fail(tc,
-                "Not in env_allowlist: %s. Only these names may be read: %s. Ask the operator "
-                "to add a name to env_allowlist in the config if the task needs it.",
-                buf_cstr(&denied), allowed.len ? buf_cstr(&allowed) : "(none: the list is empty)");
+        tools_fail(tc,
+                   "Not in env_allowlist: %s. Only these names may be read: %s. Ask the operator "
+                   "to add a name to env_allowlist in the config if the task needs it.",
+                   buf_cstr(&denied), allowed.len ? buf_cstr(&allowed) : "(none: the list is empty)");
         buf_free(&allowed);
         buf_free(&denied);
-        session_put(s);
+        sessions_put(s);
         return;
     }
     buf_free(&denied);
-    json_object_set_new(tc->out, "session_id", jr_string(s->id));
-    json_t *vars = jr_add_object(tc->out, "variables");
-    json_t *unset = jr_add_array(tc->out, "unset");
-    json_t *allow = jr_add_array(tc->out, "allowlist");
+    json_object_set_new(tc->out, "session_id", jsonrpc_string(s->id));
+    json_t *vars = jsonrpc_add_object(tc->out, "variables");
+    json_t *unset = jsonrpc_add_array(tc->out, "unset");
+    json_t *allow = jsonrpc_add_array(tc->out, "allowlist");
     for (i = 0; i < p->env_allowlist.n; i++)
-        json_array_append_new(allow, jr_string(p->env_allowlist.v[i].s));
+        json_array_append_new(allow, jsonrpc_string(p->env_allowlist.v[i].s));
     if (names) {
         json_array_foreach(names, i, n) add_var(tc, vars, unset, json_string_value(n));
     } else {
@@ -255,7 +255,7 @@ static void run_get_env(tool_call_t *tc, const json_t *args)
         if (!p->env_allowlist.n)
             buf_adds(&tc->text, "env_allowlist is empty: no host variable may be read.");
     }
-    session_put(s);
+    sessions_put(s);
 }
 
 const tool_def_t tool_session_get_env = {

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "drun_policy.h"
 #include "sesstools.h"
 
@@ -45,7 +46,7 @@ static bool check_name(tool_call_t *tc, const char *n)
 {
     if (name_ok(n))
         return true;
-    tc_fail(tc, "snapshot name \"%s\" is refused: use 1 to 64 letters, digits, '.', '_' or '-' "
+    tools_fail(tc, "snapshot name \"%s\" is refused: use 1 to 64 letters, digits, '.', '_' or '-' "
                 "(no slash, not starting with '.' or '-'); snapshots live in the server's snapshots "
                 "dir only (list_snapshots shows them).", n);
     return false;
@@ -66,19 +67,19 @@ static void principal_dir(tool_call_t *tc, char out[16])
 }
 
 /* dfd/name must be ours and not writable by others: anyone else able to
- * write there could plant a "snapshot". false after tc_fail. */
+ * write there could plant a "snapshot". false after tools_fail. */
 static bool private_ok(tool_call_t *tc, int fd)
 {
     struct stat st;
     if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && !(st.st_mode & 022))
         return true;
-    tc_fail(tc, "the snapshots dir must be owned by uid %u and not writable by others",
-            (unsigned)geteuid());
+    tools_fail(tc, "the snapshots dir must be owned by uid %u and not writable by others",
+               (unsigned)geteuid());
     return false;
 }
 
 /* STATE/snapshots/p<principal>, both made 0700 when missing; -1 after
- * tc_fail. */
+ * tools_fail. */
 static int snapdir(tool_call_t *tc)
 {
     char pdir[16];
@@ -91,7 +92,7 @@ static int snapdir(tool_call_t *tc)
     if (sfd >= 0)
         close(sfd);
     if (fd < 0)
-        tc_fail(tc, "the snapshots dir cannot be opened: %s", strerror(e));
+        tools_fail(tc, "the snapshots dir cannot be opened: %s", strerror(e));
     else if (!private_ok(tc, top) || !private_ok(tc, fd))
         close(fd), fd = -1;
     if (top >= 0)
@@ -111,7 +112,7 @@ static char *snap_path(tool_call_t *tc, const char *file)
     return xasprintf("%.*s/snapshots/%s%s%s", n, r, pdir, *file ? "/" : "", file);
 }
 
-char *sess_snapshots_dir(tool_call_t *tc) { return snap_path(tc, ""); }
+char *sesstools_snapshots_dir(tool_call_t *tc) { return snap_path(tc, ""); }
 
 /* ---- session_snapshot ---------------------------------------------------------------------- */
 
@@ -136,16 +137,16 @@ static void write_snapshot(tool_call_t *tc, session_t *s, const char *name, int 
     }
     if (!ok) {
         unlinkat(dfd, tmp, 0);
-        tc_fail(tc, "Snapshot refused: %s.", err ? err : strerror(errno));
+        tools_fail(tc, "Snapshot refused: %s.", err ? err : strerror(errno));
     } else {
         struct stat st;
         fstatat(dfd, file, &st, AT_SYMLINK_NOFOLLOW);
         char *path = snap_path(tc, file);
-        json_object_set_new(tc->out, "session_id", jr_string(s->id));
-        json_object_set_new(tc->out, "name", jr_string(name));
+        json_object_set_new(tc->out, "session_id", jsonrpc_string(s->id));
+        json_object_set_new(tc->out, "name", jsonrpc_string(name));
         json_object_set_new(tc->out, "checkpoint", json_integer(ckpt_head(s->ckpt)));
         json_object_set_new(tc->out, "bytes", json_integer(st.st_size));
-        tc_json_bytes(tc->out, "path", path, strlen(path));
+        tools_json_bytes(tc->out, "path", path, strlen(path));
         buf_printf(&tc->text, "Snapshot \"%s\" written (%lld bytes, up to checkpoint %lld); "
                               "session_restore {name: \"%s\"} brings it back as a new session.",
                    name, (long long)st.st_size, (long long)ckpt_head(s->ckpt), name);
@@ -158,24 +159,24 @@ static void write_snapshot(tool_call_t *tc, session_t *s, const char *name, int 
 
 static void run_snapshot(tool_call_t *tc, const json_t *args)
 {
-    const char *given = tc_arg_str(args, "name", NULL);
+    const char *given = tools_arg_str(args, "name", NULL);
     if (given && !check_name(tc, given))
         return;
-    session_t *s = tc_session(tc, args);
+    session_t *s = tools_session(tc, args);
     if (!s)
         return;
     int dfd = -1;
     if (!s->ckpt) {
-        tc_fail(tc, "session %s has no checkpoint store; nothing to snapshot.", s->id);
+        tools_fail(tc, "session %s has no checkpoint store; nothing to snapshot.", s->id);
     } else if ((dfd = snapdir(tc)) >= 0) {
-        tc_checkpoint(tc, s, "session_snapshot", "changes found before the snapshot");
+        sesstools_checkpoint(tc, s, "session_snapshot", "changes found before the snapshot");
         char def[96];
         snprintf(def, sizeof def, "%.8s-%lld-%lld", s->id, (long long)ckpt_head(s->ckpt),
-                 (long long)rt_wall_ms());
+                 (long long)clock_wall_ms());
         write_snapshot(tc, s, given ? given : def, dfd);
         close(dfd);
     }
-    session_put(s);
+    sessions_put(s);
 }
 
 const tool_def_t tool_session_snapshot = {
@@ -202,7 +203,7 @@ const tool_def_t tool_session_snapshot = {
 
 static void run_restore(tool_call_t *tc, const json_t *args)
 {
-    const char *name = tc_arg_str(args, "name", "");
+    const char *name = tools_arg_str(args, "name", "");
     if (!check_name(tc, name))
         return;
     int dfd = snapdir(tc);
@@ -213,7 +214,7 @@ static void run_restore(tool_call_t *tc, const json_t *args)
     struct stat st;
     close(dfd);
     if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        tc_fail(tc, "No snapshot named \"%s\" (list_snapshots shows the snapshots).", name);
+        tools_fail(tc, "No snapshot named \"%s\" (list_snapshots shows the snapshots).", name);
         if (fd >= 0)
             close(fd);
         free(file);
@@ -221,12 +222,12 @@ static void run_restore(tool_call_t *tc, const json_t *args)
     }
     free(file);
     char *err = NULL, *slabel = NULL;
-    session_t *s = sessions_create(tc->srv->sessions, &tc->req->who, tc_setting(tc, S_MAX_SESSIONS),
-                                   tc_arg_str(args, "label", name), &err);
+    session_t *s = sessions_create(tc->srv->sessions, &tc->req->who, tools_setting(tc, S_MAX_SESSIONS),
+                                   tools_arg_str(args, "label", name), &err);
     if (s) {
         char fam[48];
-        ckpt_owner_t own = sess_owner();
-        sess_family(s->id, fam);
+        ckpt_owner_t own = sesstools_owner();
+        sesstools_family(s->id, fam);
         s->ckpt = ckpt_bundle_read(fd, sessions_rootfd(tc->srv->sessions),
                                    sessions_root(tc->srv->sessions), fam, s->ws_fd, &own, &slabel,
                                    &err);
@@ -234,27 +235,27 @@ static void run_restore(tool_call_t *tc, const json_t *args)
             char *e2 = NULL;
             sessions_close(tc->srv->sessions, s->id, tc->req->who.principal, &e2);
             free(e2);
-            session_put(s);
+            sessions_put(s);
             s = NULL;
         }
     }
     close(fd);
     if (!s) {
-        tc_fail(tc, "Restore refused: %s.", err);
+        tools_fail(tc, "Restore refused: %s.", err);
         free(err);
         return;
     }
-    json_object_set_new(tc->out, "session_id", jr_string(s->id));
-    json_object_set_new(tc->out, "name", jr_string(name));
-    tc_json_bytes(tc->out, "label", s->label, strlen(s->label));
-    tc_json_bytes(tc->out, "snapshot_label", slabel ? slabel : "", slabel ? strlen(slabel) : 0);
+    json_object_set_new(tc->out, "session_id", jsonrpc_string(s->id));
+    json_object_set_new(tc->out, "name", jsonrpc_string(name));
+    tools_json_bytes(tc->out, "label", s->label, strlen(s->label));
+    tools_json_bytes(tc->out, "snapshot_label", slabel ? slabel : "", slabel ? strlen(slabel) : 0);
     json_object_set_new(tc->out, "checkpoint_id", json_integer(ckpt_head(s->ckpt)));
-    tc_json_bytes(tc->out, "workspace", s->workspace, strlen(s->workspace));
+    tools_json_bytes(tc->out, "workspace", s->workspace, strlen(s->workspace));
     buf_printf(&tc->text, "Snapshot \"%s\" restored as session %s, at checkpoint %lld with its "
                           "history (session_history).",
                name, s->id, (long long)ckpt_head(s->ckpt));
     free(slabel);
-    session_put(s);
+    sessions_put(s);
 }
 
 const tool_def_t tool_session_restore = {
@@ -286,7 +287,7 @@ static void run_list_snapshots(tool_call_t *tc, const json_t *args)
         return;
     int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
-    json_t *arr = jr_add_array(tc->out, "snapshots");
+    json_t *arr = jsonrpc_add_array(tc->out, "snapshots");
     size_t n = 0, sl = strlen(SNAP_SUFFIX);
     for (struct dirent *e; d && (e = readdir(d));) {
         size_t len = strlen(e->d_name);
@@ -298,10 +299,10 @@ static void run_list_snapshots(tool_call_t *tc, const json_t *args)
         if (name_ok(name)) {
             json_t *o = json_object();
             char when[32];
-            tc_iso_time((int64_t)st.st_mtime * 1000, when);
-            json_object_set_new(o, "name", jr_string(name));
+            tools_iso_time((int64_t)st.st_mtime * 1000, when);
+            json_object_set_new(o, "name", jsonrpc_string(name));
             json_object_set_new(o, "bytes", json_integer(st.st_size));
-            json_object_set_new(o, "created_at", jr_string(when));
+            json_object_set_new(o, "created_at", jsonrpc_string(when));
             json_array_append_new(arr, o);
             buf_printf(&tc->text, "%s- %s (%lld bytes, %s)", n ? "\n" : "", name,
                        (long long)st.st_size, when);
@@ -315,7 +316,7 @@ static void run_list_snapshots(tool_call_t *tc, const json_t *args)
         close(lfd);
     close(dfd);
     char *dir = snap_path(tc, "");
-    tc_json_bytes(tc->out, "snapshots_dir", dir, strlen(dir));
+    tools_json_bytes(tc->out, "snapshots_dir", dir, strlen(dir));
     if (!n)
         buf_printf(&tc->text, "No snapshots in %s.", dir);
     free(dir);

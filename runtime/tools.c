@@ -69,34 +69,34 @@ char *tools_list_json(void)
     for (size_t i = 0; i < NTOOLS; i++) {
         const tool_def_t *d = tool_table[i];
         json_t *t = json_object();
-        json_object_set_new(t, "name", jr_string(d->name));
-        json_object_set_new(t, "title", jr_string(d->title));
-        json_object_set_new(t, "description", jr_string(d->description));
+        json_object_set_new(t, "name", jsonrpc_string(d->name));
+        json_object_set_new(t, "title", jsonrpc_string(d->title));
+        json_object_set_new(t, "description", jsonrpc_string(d->description));
         json_object_set_new(t, "inputSchema", parse_schema(d->name, d->input_schema));
         json_t *out = parse_schema(d->name, d->output_schema);
         /* Every result may carry the config's diagnostic (reload.h). */
-        json_t *w = jr_add_object(json_object_get(out, "properties"), "policy_warning");
+        json_t *w = jsonrpc_add_object(json_object_get(out, "properties"), "policy_warning");
         json_object_set_new(w, "type", json_string("string"));
         json_object_set_new(w, "description",
                             json_string("present while the config on disk does not compile: "
                                         "the diagnostic, and that the last good policy stays "
                                         "in force"));
         json_object_set_new(t, "outputSchema", out);
-        json_t *a = jr_add_object(t, "annotations");
-        json_object_set_new(a, "title", jr_string(d->title));
+        json_t *a = jsonrpc_add_object(t, "annotations");
+        json_object_set_new(a, "title", jsonrpc_string(d->title));
         json_object_set_new(a, "readOnlyHint", json_boolean(d->read_only));
         json_object_set_new(a, "destructiveHint", json_boolean(d->destructive));
         json_object_set_new(a, "openWorldHint", json_boolean(d->open_world));
         json_array_append_new(arr, t);
     }
-    char *s = jr_print(arr);
+    char *s = jsonrpc_print(arr);
     json_decref(arr);
     return s;
 }
 
 /* ---- helpers -------------------------------------------------------------------------- */
 
-void tc_fail(tool_call_t *tc, const char *fmt, ...)
+void tools_fail(tool_call_t *tc, const char *fmt, ...)
 {
     buf_truncate(&tc->text, 0);
     va_list ap;
@@ -106,9 +106,9 @@ void tc_fail(tool_call_t *tc, const char *fmt, ...)
     tc->is_error = true;
 }
 
-int64_t tc_setting(const tool_call_t *tc, setting_id_t id) { return policy_get(tc->lp->pol, id); }
+int64_t tools_setting(const tool_call_t *tc, setting_id_t id) { return policy_get(tc->lp->pol, id); }
 
-void tc_where(const tool_call_t *tc, span_t span, buf_t *out)
+void tools_where(const tool_call_t *tc, span_t span, buf_t *out)
 {
     source_t *src = tc->lp->pol->src;
     if (!src || (span.start == 0 && span.end == 0)) {
@@ -119,52 +119,52 @@ void tc_where(const tool_call_t *tc, span_t span, buf_t *out)
     buf_printf(out, "%s:%u:%u", src->name, p.line, p.col);
 }
 
-session_t *tc_session(tool_call_t *tc, const json_t *args)
+session_t *tools_session(tool_call_t *tc, const json_t *args)
 {
-    const char *id = tc_arg_str(args, "session_id", "");
+    const char *id = tools_arg_str(args, "session_id", "");
     char *err = NULL;
-    int64_t idle = tc->lp ? tc_setting(tc, S_SESSION_IDLE_TIMEOUT_SECS) * 1000 : 0;
+    int64_t idle = tc->lp ? tools_setting(tc, S_SESSION_IDLE_TIMEOUT_SECS) * 1000 : 0;
     /* Any client of the caller's principal may use an ID it was handed (a
      * capability); another principal's session is not found (SPEC §12). */
     session_t *s = sessions_get(tc->srv->sessions, id, tc->req->who.principal, idle, &err);
     if (!s) {
-        tc_fail(tc, "%s", err);
+        tools_fail(tc, "%s", err);
         free(err);
     }
     return s;
 }
 
-const char *tc_arg_str(const json_t *args, const char *key, const char *def)
+const char *tools_arg_str(const json_t *args, const char *key, const char *def)
 {
     const json_t *v = json_object_get(args, key);
     return json_is_string(v) ? json_string_value(v) : def;
 }
 
-int64_t tc_arg_int(const json_t *args, const char *key, int64_t def)
+int64_t tools_arg_int(const json_t *args, const char *key, int64_t def)
 {
     const json_t *v = json_object_get(args, key);
     return json_is_number(v) ? (int64_t)json_number_value(v) : def;
 }
 
-bool tc_arg_bool(const json_t *args, const char *key, bool def)
+bool tools_arg_bool(const json_t *args, const char *key, bool def)
 {
     const json_t *v = json_object_get(args, key);
     return json_is_boolean(v) ? json_is_true(v) : def;
 }
 
-bool tc_json_bytes(json_t *obj, const char *key, const char *s, size_t n)
+bool tools_json_bytes(json_t *obj, const char *key, const char *s, size_t n)
 {
     buf_t b = BUF_INIT;
-    bool exact = rt_utf8_sanitize(s, n, &b);
+    bool exact = textenc_utf8_sanitize(s, n, &b);
     if (key)
-        json_object_set_new(obj, key, jr_string(buf_cstr(&b)));
+        json_object_set_new(obj, key, jsonrpc_string(buf_cstr(&b)));
     else
-        json_array_append_new(obj, jr_string(buf_cstr(&b)));
+        json_array_append_new(obj, jsonrpc_string(buf_cstr(&b)));
     buf_free(&b);
     return exact;
 }
 
-void tc_iso_time(int64_t ms, char out[32])
+void tools_iso_time(int64_t ms, char out[32])
 {
     time_t t = (time_t)(ms / 1000);
     struct tm tm;
@@ -182,7 +182,7 @@ static void add_policy_warning(tool_call_t *tc, buf_t *text)
     buf_t w = BUF_INIT;
     if (tc->lp) {
         char when[32];
-        tc_iso_time(tc->lp->loaded_ms, when);
+        tools_iso_time(tc->lp->loaded_ms, when);
         buf_printf(&w,
                    "The config on disk does not compile, so the last good policy (generation "
                    "%llu, loaded %s from %s) stays in force until it is fixed:\n%s",
@@ -193,13 +193,13 @@ static void add_policy_warning(tool_call_t *tc, buf_t *text)
                    tc->policy_error);
     }
     if (!tc->is_error)
-        json_object_set_new(tc->out, "policy_warning", jr_string(buf_cstr(&w)));
+        json_object_set_new(tc->out, "policy_warning", jsonrpc_string(buf_cstr(&w)));
     buf_adds(text, "\n\nWARNING: ");
     buf_add(text, w.p, w.len);
     buf_free(&w);
 }
 
-json_t *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
+json_t *tools_call(struct mcp_server *srv, mcp_req_t *req, const tool_def_t *def,
                    const json_t *args, bool has_nul)
 {
     tool_call_t tc = {.srv = srv, .req = req};
@@ -212,16 +212,16 @@ json_t *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
 
     buf_t why = BUF_INIT;
     if (has_nul) {
-        tc_fail(&tc, "A string argument contains U+0000 (\\u0000), which is not accepted in "
-                     "names, paths or commands; send binary file content base64-encoded "
-                     "(encoding \"base64\").");
+        tools_fail(&tc, "A string argument contains U+0000 (\\u0000), which is not accepted in "
+                        "names, paths or commands; send binary file content base64-encoded "
+                        "(encoding \"base64\").");
     } else if (!argcheck(input_schema_of(def), args, &why)) {
-        tc_fail(&tc, "Invalid arguments for %s: %s. See the tool's inputSchema.", def->name,
-                buf_cstr(&why));
+        tools_fail(&tc, "Invalid arguments for %s: %s. See the tool's inputSchema.", def->name,
+                   buf_cstr(&why));
     } else if (def->needs_policy && !tc.lp) {
-        tc_fail(&tc, "%s is refused: no policy is in force because the config has never "
-                     "compiled. Fix the config (see the diagnostic below, or get_policy).",
-                def->name);
+        tools_fail(&tc, "%s is refused: no policy is in force because the config has never "
+                        "compiled. Fix the config (see the diagnostic below, or get_policy).",
+                   def->name);
     } else {
         def->run(&tc, args);
     }
@@ -231,14 +231,14 @@ json_t *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
     buf_t text = BUF_INIT;
     buf_add(&text, tc.text.p ? tc.text.p : "", tc.text.len);
     add_policy_warning(&tc, &text);
-    json_t *content = jr_add_array(res, "content");
+    json_t *content = jsonrpc_add_array(res, "content");
     json_t *item = json_object();
     json_object_set_new(item, "type", json_string("text"));
     /* Handlers build text from sanitised pieces; sanitise once more so that
      * no path can put invalid UTF-8 into the JSON. */
     buf_t clean = BUF_INIT;
-    rt_utf8_sanitize(text.p ? text.p : "", text.len, &clean);
-    json_object_set_new(item, "text", jr_string(buf_cstr(&clean)));
+    textenc_utf8_sanitize(text.p ? text.p : "", text.len, &clean);
+    json_object_set_new(item, "text", jsonrpc_string(buf_cstr(&clean)));
     buf_free(&clean);
     json_array_append_new(content, item);
     if (tc.is_error) {
@@ -252,7 +252,7 @@ json_t *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
     buf_free(&text);
     buf_free(&tc.text);
     free(tc.policy_error);
-    lpolicy_release(tc.lp);
+    reload_release(tc.lp);
     /* RSS, not a leak: the heap in use stays flat under load (massif), but
      * calls on many threads free their transient buffers (file reads, zlib
      * state of every checkpoint write, JSON) below long-lived blocks

@@ -7,7 +7,7 @@
  * the handler runs, so handlers see well-typed arguments only.
  *
  * A handler fills a tool_call_t: a structuredContent object and a text
- * rendering on success, or tc_fail() with a sentence that tells the model
+ * rendering on success, or tools_fail() with a sentence that tells the model
  * what to change. tools_call wraps that into a CallToolResult and, while the
  * config on disk does not compile, adds the diagnostic to every result.
  */
@@ -20,18 +20,19 @@
 #include <jansson.h>
 
 #include "drun_policy.h"
+#include "jsonrpc.h" /* jsonrpc_string, jsonrpc_add_array...: what handlers build results with */
 #include "reload.h"
 #include "server.h"
 #include "sessions.h"
 
 typedef struct tool_call {
-    mcp_server_t *srv;
+    struct mcp_server *srv;
     mcp_req_t *req;        /* cancellation and progress of this call */
     lpolicy_t *lp;         /* the policy this call runs under (NULL: none ever compiled) */
     char *policy_error;    /* the config's diagnostic while it does not compile, or NULL */
     json_t *out;           /* structuredContent (an object, created by tools_call) */
     buf_t text;            /* the text rendering */
-    bool is_error;         /* set by tc_fail */
+    bool is_error;         /* set by tools_fail */
 } tool_call_t;
 
 typedef struct tool_def {
@@ -64,34 +65,34 @@ const tool_def_t *tools_find(const char *name);
 
 /* Runs one validated call and returns the CallToolResult object (caller
  * owns). has_nul: a string argument held U+0000 (refused). */
-json_t *tools_call(mcp_server_t *srv, mcp_req_t *req, const tool_def_t *def,
-                  const json_t *args, bool has_nul);
+json_t *tools_call(struct mcp_server *srv, mcp_req_t *req, const tool_def_t *def,
+                   const json_t *args, bool has_nul);
 
 /* ---- helpers for handlers ------------------------------------------------------------ */
 
 /* Marks the call failed with one sentence for the model (replaces the text). */
-void tc_fail(tool_call_t *tc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tools_fail(tool_call_t *tc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The session named by args.session_id, with a reference (session_put when
- * done); NULL after tc_fail when there is none. */
-session_t *tc_session(tool_call_t *tc, const json_t *args);
+/* The session named by args.session_id, with a reference (sessions_put when
+ * done); NULL after tools_fail when there is none. */
+session_t *tools_session(tool_call_t *tc, const json_t *args);
 
 /* A setting of the policy in force. */
-int64_t tc_setting(const tool_call_t *tc, setting_id_t id);
+int64_t tools_setting(const tool_call_t *tc, setting_id_t id);
 
 /* "file:line:col" of a span of the policy's source, into out. */
-void tc_where(const tool_call_t *tc, span_t span, buf_t *out);
+void tools_where(const tool_call_t *tc, span_t span, buf_t *out);
 
 /* Argument accessors for validated arguments (defaults when absent). */
-const char *tc_arg_str(const json_t *args, const char *key, const char *def);
-int64_t tc_arg_int(const json_t *args, const char *key, int64_t def);
-bool tc_arg_bool(const json_t *args, const char *key, bool def);
+const char *tools_arg_str(const json_t *args, const char *key, const char *def);
+int64_t tools_arg_int(const json_t *args, const char *key, int64_t def);
+bool tools_arg_bool(const json_t *args, const char *key, bool def);
 
 /* Adds s[0..n) to obj as key (key NULL: appends to the array obj), made
  * valid UTF-8 (see textenc.h); returns true when that took no replacement. */
-bool tc_json_bytes(json_t *obj, const char *key, const char *s, size_t n);
+bool tools_json_bytes(json_t *obj, const char *key, const char *s, size_t n);
 
 /* ISO 8601 UTC ("2025-11-25T10:00:00.123Z") of wall-clock ms, into out[32]. */
-void tc_iso_time(int64_t ms, char out[32]);
+void tools_iso_time(int64_t ms, char out[32]);
 
 #endif

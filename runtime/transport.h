@@ -21,7 +21,7 @@
  * notifications/cancelled; their responses may therefore come out of order
  * (each carries its id). Everything else is answered in order. At EOF the requests already read are still answered, then
  * it returns 0. Returns 1 when out_fd fails (the client is gone). */
-int stdio_run(mcp_server_t *srv, int in_fd, int out_fd, int stop_fd, size_t max_line);
+int transport_stdio_run(mcp_server_t *srv, int in_fd, int out_fd, int stop_fd, size_t max_line);
 
 /* Defaults of the HTTP limits (docs/runtime.md, "Limits"). */
 #define HTTP_REQUEST_TIMEOUT 10      /* s for a request's headers and body */
@@ -46,6 +46,6 @@ typedef struct http_opts {
 /* Streamable HTTP at /mcp (MCP 2025-11-25 transports) with libmicrohttpd,
  * one thread per connection. Prints "listening on http://HOST:PORT/mcp" to
  * stderr once bound. Returns 0 after stop_fd, 2 when it cannot listen. */
-int http_run(mcp_server_t *srv, const http_opts_t *o, int stop_fd);
+int transport_http_run(mcp_server_t *srv, const http_opts_t *o, int stop_fd);
 
 #endif

@@ -48,6 +48,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "drun_policy.h"
 #include "log.h"
 #include "sessions.h"
@@ -143,7 +144,7 @@ static enum MHD_Result refuse(struct MHD_Connection *c, unsigned status, const c
                               const char *hname, const char *hvalue)
 {
     log_debug("http %u: %s", status, msg);
-    return respond(c, status, "application/json", jr_error(NULL, -32000, msg, NULL), hname,
+    return respond(c, status, "application/json", jsonrpc_error(NULL, -32000, msg, NULL), hname,
                    hvalue);
 }
 
@@ -153,7 +154,7 @@ static enum MHD_Result refuse_close(struct MHD_Connection *c, unsigned status, c
                                     const char *hname, const char *hvalue)
 {
     log_debug("http %u: %s (closing)", status, msg);
-    return respond_ex(c, status, "application/json", jr_error(NULL, -32000, msg, NULL), hname,
+    return respond_ex(c, status, "application/json", jsonrpc_error(NULL, -32000, msg, NULL), hname,
                       hvalue, true);
 }
 
@@ -272,7 +273,7 @@ static int64_t client_idle_ms(const hserver_t *hs) { return (int64_t)hs->o->clie
 /* Unlists expired entries (mu held); frees the unused ones. */
 static void sweep_locked(hserver_t *hs)
 {
-    int64_t now = rt_now_ms();
+    int64_t now = clock_now_ms();
     for (size_t i = 0; i < hs->conns.n;) {
         hconn_t *h = hs->conns.v[i];
         if (h->refs == 0 && now - h->last_used > client_idle_ms(hs)) {
@@ -316,7 +317,7 @@ static bool make_room_locked(hserver_t *hs)
         hconn_t *h = hs->conns.v[lru];
         hs->conns.v[lru] = hs->conns.v[--hs->conns.n];
         log_info("MCP session %.8s… evicted (idle %lld s): the table is full", h->id,
-                 (long long)((rt_now_ms() - h->last_used) / 1000));
+                 (long long)((clock_now_ms() - h->last_used) / 1000));
         hconn_free(h);
     }
     return true;
@@ -336,11 +337,11 @@ static hconn_t *hconn_get(hserver_t *hs, const char *id, unsigned principal, boo
             for (size_t k = 0; k < SID_LEN; k++)
                 d |= (unsigned char)(h->id[k] ^ id[k]);
             if (!d && !h->gone && h->principal == principal &&
-                rt_now_ms() - h->last_used <= client_idle_ms(hs)) {
+                clock_now_ms() - h->last_used <= client_idle_ms(hs)) {
                 found = h;
                 h->used |= request;
                 h->refs++;
-                h->last_used = rt_now_ms();
+                h->last_used = clock_now_ms();
                 break;
             }
         }
@@ -352,7 +353,7 @@ static void hconn_put(hserver_t *hs, hconn_t *h)
 {
     pthread_mutex_lock(&hs->mu);
     bool free_it = --h->refs == 0 && h->gone;
-    h->last_used = rt_now_ms();
+    h->last_used = clock_now_ms();
     pthread_mutex_unlock(&hs->mu);
     if (free_it)
         hconn_free(h);
@@ -380,7 +381,7 @@ typedef struct stream {
     int refs;              /* the worker and the MHD response */
     hserver_t *hs;
     hconn_t *hc;           /* referenced until the worker ends */
-    jr_msg_t msg;          /* the request (owned) */
+    jsonrpc_msg_t msg;          /* the request (owned) */
 } stream_t;
 
 static void stream_release(stream_t *st)
@@ -391,7 +392,7 @@ static void stream_release(stream_t *st)
     if (!last)
         return;
     buf_free(&st->pending);
-    jr_msg_free(&st->msg);
+    jsonrpc_msg_free(&st->msg);
     pthread_mutex_destroy(&st->mu);
     pthread_cond_destroy(&st->cv);
     free(st);
@@ -473,7 +474,7 @@ static void stream_gone(void *cls)
 
 /* Starts a streamed tools/call; takes over *m and the reference on hc. */
 static enum MHD_Result stream_start(hserver_t *hs, struct MHD_Connection *c, hconn_t *hc,
-                                    jr_msg_t *m)
+                                    jsonrpc_msg_t *m)
 {
     stream_t *st = xcalloc(1, sizeof *st);
     pthread_mutex_init(&st->mu, NULL);
@@ -498,7 +499,7 @@ static enum MHD_Result stream_start(hserver_t *hs, struct MHD_Connection *c, hco
         pthread_mutex_lock(&hs->mu);
         hs->workers--;
         pthread_mutex_unlock(&hs->mu);
-        char *e = jr_error(st->msg.id, JR_INTERNAL_ERROR, "Internal error: no thread", NULL);
+        char *e = jsonrpc_error(st->msg.id, JSONRPC_INTERNAL_ERROR, "Internal error: no thread", NULL);
         stream_event(st, e, true);
         free(e);
         hconn_put(hs, hc);
@@ -543,7 +544,7 @@ static void notify_conn(void *cls, struct MHD_Connection *c, void **ctx,
         }
         hsock_t *k = xcalloc(1, sizeof *k);
         k->fd = fd;
-        k->since = rt_now_ms();
+        k->since = clock_now_ms();
         k->receiving = true;
         const union MHD_ConnectionInfo *a =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -653,7 +654,7 @@ static void sock_receiving(hserver_t *hs, struct MHD_Connection *c, bool receivi
         return;
     pthread_mutex_lock(&hs->sock_mu);
     k->receiving = receiving;
-    k->since = rt_now_ms();
+    k->since = clock_now_ms();
     pthread_mutex_unlock(&hs->sock_mu);
 }
 
@@ -676,7 +677,7 @@ static void sock_call(hserver_t *hs, struct MHD_Connection *c, mcp_conn_t *mc, c
 static size_t watch_pass_locked(hserver_t *hs, struct pollfd *pf, hsock_t **ref, unsigned *gen,
                                 size_t cap)
 {
-    int64_t now = rt_now_ms(), limit = (int64_t)hs->o->request_timeout * 1000;
+    int64_t now = clock_now_ms(), limit = (int64_t)hs->o->request_timeout * 1000;
     size_t n = 0;
     for (hsock_t **pp = &hs->socks; *pp;) {
         hsock_t *k = *pp;
@@ -751,18 +752,18 @@ static void *watchdog_main(void *arg)
  * (docs/runtime.md): 400 only when the message itself was unusable (parse
  * error, or an envelope that is no JSON-RPC request); every response to a
  * well-formed request, error or not, comes with 200. */
-static enum MHD_Result reply(struct MHD_Connection *c, const jr_msg_t *m, mcp_reply_t *r)
+static enum MHD_Result reply(struct MHD_Connection *c, const jsonrpc_msg_t *m, mcp_reply_t *r)
 {
     if (r->bad)
         return respond(c, MHD_HTTP_BAD_REQUEST, "application/json", r->text, NULL, NULL);
-    if (m->kind != JR_REQUEST || !r->text) {
+    if (m->kind != JSONRPC_REQUEST || !r->text) {
         free(r->text);
         return respond(c, MHD_HTTP_ACCEPTED, NULL, NULL, NULL, NULL);
     }
     return respond(c, MHD_HTTP_OK, "application/json", r->text, NULL, NULL);
 }
 
-static enum MHD_Result do_initialize(hserver_t *hs, struct MHD_Connection *c, jr_msg_t *m,
+static enum MHD_Result do_initialize(hserver_t *hs, struct MHD_Connection *c, jsonrpc_msg_t *m,
                                      unsigned principal)
 {
     pthread_mutex_lock(&hs->mu);
@@ -794,7 +795,7 @@ static enum MHD_Result do_initialize(hserver_t *hs, struct MHD_Connection *c, jr
         snprintf(h->id + 2 * i, 3, "%02x", rnd[i]);
     h->mc = mc;
     h->principal = principal;
-    h->last_used = rt_now_ms();
+    h->last_used = clock_now_ms();
     pthread_mutex_lock(&hs->mu);
     make_room_locked(hs); /* others may have been added meanwhile: at worst one over */
     vec_push(&hs->conns, h);
@@ -803,43 +804,43 @@ static enum MHD_Result do_initialize(hserver_t *hs, struct MHD_Connection *c, jr
     return respond(c, MHD_HTTP_OK, "application/json", r.text, "Mcp-Session-Id", h->id);
 }
 
-static bool is_tools_call(const jr_msg_t *m)
+static bool is_tools_call(const jsonrpc_msg_t *m)
 {
-    return m->kind == JR_REQUEST && !m->bad_params && !strcmp(m->method, "tools/call");
+    return m->kind == JSONRPC_REQUEST && !m->bad_params && !strcmp(m->method, "tools/call");
 }
 
 static enum MHD_Result do_post(hserver_t *hs, struct MHD_Connection *c, hreq_t *rq)
 {
-    jr_msg_t m;
-    jr_parse(rq->body.p ? rq->body.p : "", rq->body.len, &m);
+    jsonrpc_msg_t m;
+    jsonrpc_parse(rq->body.p ? rq->body.p : "", rq->body.len, &m);
     /* The parsed message is all that is needed from here on: one copy of
      * the body, not two, for as long as the call runs. */
     buf_free(&rq->body);
     enum MHD_Result ret;
     const char *sid = header(c, "Mcp-Session-Id");
-    bool init = m.kind == JR_REQUEST && !strcmp(m.method, "initialize");
+    bool init = m.kind == JSONRPC_REQUEST && !strcmp(m.method, "initialize");
     if (init && !sid) {
         ret = do_initialize(hs, c, &m, rq->principal);
-        jr_msg_free(&m);
+        jsonrpc_msg_free(&m);
         return ret;
     }
-    if (m.kind == JR_INVALID && !sid) {
+    if (m.kind == JSONRPC_INVALID && !sid) {
         ret = respond(c, MHD_HTTP_BAD_REQUEST, "application/json",
-                      jr_error(m.id, m.error, m.error_msg, NULL), NULL, NULL);
-        jr_msg_free(&m);
+                      jsonrpc_error(m.id, m.error, m.error_msg, NULL), NULL, NULL);
+        jsonrpc_msg_free(&m);
         return ret;
     }
     if (!sid) {
-        jr_msg_free(&m);
+        jsonrpc_msg_free(&m);
         return refuse(c, MHD_HTTP_BAD_REQUEST,
                       "Bad Request: the Mcp-Session-Id header is required; send initialize "
                       "first", NULL, NULL);
     }
     /* From here on, initialize too goes to the session it names: the
      * connection is initialized already, which it answers with -32600. */
-    hconn_t *hc = hconn_get(hs, sid, rq->principal, m.kind == JR_REQUEST && !init);
+    hconn_t *hc = hconn_get(hs, sid, rq->principal, m.kind == JSONRPC_REQUEST && !init);
     if (!hc) {
-        jr_msg_free(&m);
+        jsonrpc_msg_free(&m);
         return refuse(c, MHD_HTTP_NOT_FOUND,
                       "Not Found: unknown or expired MCP session; initialize a new one", NULL,
                       NULL);
@@ -847,7 +848,7 @@ static enum MHD_Result do_post(hserver_t *hs, struct MHD_Connection *c, hreq_t *
     const char *pv = header(c, "MCP-Protocol-Version");
     if (pv && !mcp_version_supported(pv)) {
         hconn_put(hs, hc);
-        jr_msg_free(&m);
+        jsonrpc_msg_free(&m);
         return refuse(c, MHD_HTTP_BAD_REQUEST,
                       "Bad Request: unsupported MCP-Protocol-Version (supported: 2025-11-25, "
                       "2025-06-18, 2025-03-26)", NULL, NULL);
@@ -865,7 +866,7 @@ static enum MHD_Result do_post(hserver_t *hs, struct MHD_Connection *c, hreq_t *
         sock_call(hs, c, NULL, NULL);
     hconn_put(hs, hc);
     ret = reply(c, &m, &r);
-    jr_msg_free(&m);
+    jsonrpc_msg_free(&m);
     return ret;
 }
 
@@ -1130,7 +1131,7 @@ static struct MHD_Daemon *start_daemon(hserver_t *hs, const struct sockaddr_stor
                             MHD_OPTION_NOTIFY_COMPLETED, completed, hs, MHD_OPTION_END);
 }
 
-int http_run(mcp_server_t *srv, const http_opts_t *o, int stop_fd)
+int transport_http_run(mcp_server_t *srv, const http_opts_t *o, int stop_fd)
 {
     hserver_t hs = {.srv = srv, .o = o};
     struct sockaddr_storage sa;

@@ -31,7 +31,7 @@
 #define QUEUE_MAX 1024
 
 typedef struct job {
-    jr_msg_t msg;
+    jsonrpc_msg_t msg;
     struct job *next;
 } job_t;
 
@@ -114,7 +114,7 @@ static void *worker(void *arg)
         if (r.text && !r.cancelled)
             write_line(c, r.text);
         free(r.text);
-        jr_msg_free(&j->msg);
+        jsonrpc_msg_free(&j->msg);
         free(j);
     }
 }
@@ -130,11 +130,11 @@ static void handle_line(stdio_ctx_t *c, const char *line, size_t len)
     if (i == len)
         return; /* blank lines are not messages */
     job_t *j = xcalloc(1, sizeof *j);
-    jr_parse(line + i, len - i, &j->msg);
+    jsonrpc_parse(line + i, len - i, &j->msg);
     /* Only tools/call can take long: it goes to the pool. Everything else is
      * answered here, in order — so an initialize is complete before the next
      * line is read, even from a client that does not wait for its answer. */
-    if (j->msg.kind == JR_REQUEST && !strcmp(j->msg.method, "tools/call")) {
+    if (j->msg.kind == JSONRPC_REQUEST && !strcmp(j->msg.method, "tools/call")) {
         pthread_mutex_lock(&c->q_mu);
         if (c->queued < QUEUE_MAX) {
             if (c->tail)
@@ -148,11 +148,11 @@ static void handle_line(stdio_ctx_t *c, const char *line, size_t len)
         }
         pthread_mutex_unlock(&c->q_mu);
         if (j) {
-            char *e = jr_error(j->msg.id, JR_INTERNAL_ERROR,
-                               "Internal error: too many requests in flight; retry later", NULL);
+            char *e = jsonrpc_error(j->msg.id, JSONRPC_INTERNAL_ERROR,
+                                    "Internal error: too many requests in flight; retry later", NULL);
             write_line(c, e);
             free(e);
-            jr_msg_free(&j->msg);
+            jsonrpc_msg_free(&j->msg);
             free(j);
         }
         return;
@@ -162,11 +162,11 @@ static void handle_line(stdio_ctx_t *c, const char *line, size_t len)
     if (r.text)
         write_line(c, r.text);
     free(r.text);
-    jr_msg_free(&j->msg);
+    jsonrpc_msg_free(&j->msg);
     free(j);
 }
 
-int stdio_run(mcp_server_t *srv, int in_fd, int out_fd, int stop_fd, size_t max_line)
+int transport_stdio_run(mcp_server_t *srv, int in_fd, int out_fd, int stop_fd, size_t max_line)
 {
     stdio_ctx_t c = {.srv = srv, .out_fd = out_fd};
     c.conn = mcp_conn_new(srv);
@@ -215,9 +215,9 @@ int stdio_run(mcp_server_t *srv, int in_fd, int out_fd, int stop_fd, size_t max_
                 if (line.len + seg > max_line) {
                     /* Too long to be a message we would accept: answer once,
                      * drop the rest of the line, resync at the newline. */
-                    char *e = jr_error(NULL, JR_INVALID_REQUEST,
-                                       "Invalid Request: message longer than the line limit",
-                                       NULL);
+                    char *e = jsonrpc_error(NULL, JSONRPC_INVALID_REQUEST,
+                                            "Invalid Request: message longer than the line limit",
+                                            NULL);
                     write_line(&c, e);
                     free(e);
                     log_warn("dropped a message longer than %zu bytes", max_line);
@@ -259,7 +259,7 @@ int stdio_run(mcp_server_t *srv, int in_fd, int out_fd, int stop_fd, size_t max_
         while (c.head) {
             job_t *j = c.head;
             c.head = j->next;
-            jr_msg_free(&j->msg);
+            jsonrpc_msg_free(&j->msg);
             free(j);
         }
         c.tail = NULL;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "paths.h"
+#include "path.h"
 
 typedef enum { MK_BIND, MK_TMPFS, MK_DEVNULL, MK_EMPTYFILE, MK_DEV, MK_PROC } mkind_t;
 

@@ -19,7 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "paths.h"
+#include "glob.h"
+#include "path.h"
 
 /* The sandbox's uid and gid: never 0, even when the runtime is root. */
 #define SANDBOX_UID "1000"

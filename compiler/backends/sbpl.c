@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "paths.h"
+#include "glob.h"
+#include "path.h"
 
 /* ---- escaping -------------------------------------------------------------------------- */
 

@@ -267,7 +267,7 @@ int cmd_check_golden(const cli_args_t *a)
         }
     }
     diag_list_free(&d);
-    compiled_free(c);
+    compile_free(c);
     policy_free(p);
     recorded_free(&rec);
     return rc;

@@ -42,7 +42,7 @@ static void json_artifact(jw_t *j, const char *name, const char *target, const b
     jw_end(j);
 }
 
-/* The --json report, in the order compiled_write writes the files. */
+/* The --json report, in the order compile_write writes the files. */
 static void print_json(const policy_t *p, const compiled_t *c, const char *dir)
 {
     buf_t b = BUF_INIT;
@@ -93,7 +93,7 @@ int cmd_compile(const cli_args_t *a)
         buf_free(&b);
         if (err) fprintf(stderr, "drun-policy compile: %s\n", err);
         rc = diag_count(&d, SEV_ERROR) ? EXIT_REJECTED : EXIT_USAGE;
-    } else if (a->out_dir && !compiled_write(c, a->out_dir, &err)) {
+    } else if (a->out_dir && !compile_write(c, a->out_dir, &err)) {
         fprintf(stderr, "drun-policy compile: %s\n", err);
         rc = EXIT_USAGE;
     } else if (a->json) {
@@ -107,7 +107,7 @@ int cmd_compile(const cli_args_t *a)
     }
     free(err);
     diag_list_free(&d);
-    compiled_free(c);
+    compile_free(c);
     policy_free(p);
     return rc;
 }

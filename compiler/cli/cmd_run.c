@@ -17,7 +17,7 @@
 #include "cli.h"
 #include "fsutil.h"
 #include "lattice.h"
-#include "paths.h"
+#include "path.h"
 #include "sandbox.h"
 #include "wsguard.h"
 

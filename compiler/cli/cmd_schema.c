@@ -20,7 +20,7 @@
 /* Regular expressions, in the subset ECMA-262, Rust's regex crate and
  * fancy-regex agree on (no look-around): Taplo compiles them with Rust. */
 #define RE_BASE "(/|~(/|$)|\\$\\{(HOME|WORKSPACE|SCRATCH)\\}(/|$)"
-/* A literal path: every '*' and '?' escaped with a backslash (paths.c). */
+/* A literal path: every '*' and '?' escaped with a backslash (glob.c). */
 #define RE_PATH "^" RE_BASE ")(?:[^*?\\\\\\x00-\\x1f\\x7f]|\\\\[*?]?)*$"
 #define RE_GLOB "^" RE_BASE "|\\*\\*(/|$))[^\\x00-\\x1f\\x7f]*$"
 #define RE_DOTDOT "(^|/)\\.\\.(/|$)"
@@ -33,7 +33,7 @@ static void str_prop(jw_t *j, const char *k, const char *v)
     jw_str(j, v);
 }
 
-/* "not": {"pattern": RE_DOTDOT} — a '..' component is an error (paths.c). */
+/* "not": {"pattern": RE_DOTDOT} — a '..' component is an error (ppath.c). */
 static void not_dotdot(jw_t *j)
 {
     jw_key(j, "not");

@@ -5,7 +5,7 @@
 
 int main(int argc, char **argv)
 {
-    int relay = sbx_relay_main(argc, argv); /* inside a sandbox: its proxy relay (proxy.h), not the CLI */
+    int relay = relay_main(argc, argv); /* inside a sandbox: its proxy relay (proxy.h), not the CLI */
     /* _exit: the relay has nothing to flush, and a sanitizer build's leak
      * check at exit would put its own status in place of the command's */
     if (relay >= 0) _exit(relay);

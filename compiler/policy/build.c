@@ -11,8 +11,8 @@
 #include "cmdlist.h"
 #include "domain.h"
 #include "keys.h"
-#include "paths.h"
 #include "policy.h"
+#include "ppath.h"
 #include "suggest.h"
 
 typedef struct walk {

@@ -17,10 +17,11 @@
 #include "compile.h"
 #include "domain.h"
 #include "explain.h"
+#include "glob.h"
 #include "jsonw.h"
 #include "keys.h"
 #include "lattice.h"
-#include "paths.h"
+#include "path.h"
 #include "sbpl.h"
 
 /* ---- the line diff (Myers 1986, greedy forward pass with a trace) ------------------------------------------- */

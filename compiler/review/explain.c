@@ -24,7 +24,7 @@
 #include "jsonw.h"
 #include "keys.h"
 #include "netaddr.h"
-#include "paths.h"
+#include "path.h"
 #include "sbpl.h"
 
 /* Where explain puts the scratch dir, below the target's home: where the

@@ -13,7 +13,6 @@
 #include "jsonw.h"
 #include "keys.h"
 #include "netaddr.h"
-#include "paths.h"
 
 /* ---- the whole policy ----------------------------------------------------------------------------------------------- */
 

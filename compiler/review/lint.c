@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "compile.h"
-#include "diagids.h"
+#include "diag_ids.h"
 
 /* Synthetic session roots for the lattice questions lint asks: outside
  * every home, so that a rule on ~ never covers them by accident. */

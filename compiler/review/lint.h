@@ -5,7 +5,7 @@
  * and, when the policy builds, the rules that need its meaning: the lattice
  * of both targets (secret-readable, shadowed-rule, ...) and the compiled
  * artifacts (profile-too-large). Rule IDs, severities and summaries come from
- * diagids.h. Suppression: a comment `# drun-policy: allow RULE-ID[, ID...]`
+ * diag_ids.h. Suppression: a comment `# drun-policy: allow RULE-ID[, ID...]`
  * on the finding's line or the line above; config errors cannot be
  * suppressed (the compiler rejects the file whatever lint says).
  *

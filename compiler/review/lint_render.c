@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagids.h"
+#include "diag_ids.h"
 #include "jsonw.h"
 
 /* ---- rendering ------------------------------------------------------------------------------------------- */

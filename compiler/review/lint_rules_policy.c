@@ -11,11 +11,12 @@
 #include <string.h>
 
 #include "bwrap.h"
-#include "diagids.h"
+#include "diag_ids.h"
 #include "domain.h"
 #include "explain.h"
+#include "glob.h"
 #include "keys.h"
-#include "paths.h"
+#include "path.h"
 #include "sbpl.h"
 
 /* Above these the compiled artifacts are "too large" (profile-too-large):

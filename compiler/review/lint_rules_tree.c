@@ -12,7 +12,6 @@
 
 #include "domain.h"
 #include "keys.h"
-#include "paths.h"
 #include "suggest.h"
 
 /* ---- small helpers ----------------------------------------------------------------------------------- */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagids.h"
+#include "diag_ids.h"
 #include "suggest.h"
 
 /* ---- suppression comments ------------------------------------------------------------------------------ */

@@ -63,7 +63,8 @@
 #include <unistd.h>
 
 #include "decide.h"
-#include "paths.h"
+#include "glob.h"
+#include "path.h"
 
 /* Entry and attribute caching in the kernel (positive entries only). While
  * the run lasts the tree changes through this layer, which the kernel sees

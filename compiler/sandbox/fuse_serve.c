@@ -65,7 +65,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
-#include "paths.h"
+#include "path.h"
 #include "sbx_int.h"
 
 #define FSL_LOG_MAX 1000 /* distinct refusals recorded per run; past it they are counted */
@@ -406,7 +406,7 @@ static _Noreturn void daemon_main(fsl_t *l, const resolved_t *r, const roots_t *
     start_guard(l);
     /* the sandbox's host user from here on (a root runner): the backing
      * tree is read and written with its rights, and what it makes is its */
-    const sbx_ident_t *id = hs_ident();
+    const sbx_ident_t *id = hoststate_ident();
     if (id->drop && (setgroups(0, NULL) != 0 || setresgid(id->gid, id->gid, id->gid) != 0 ||
                      setresuid(id->uid, id->uid, id->uid) != 0)) {
         say(ready_w, "cannot drop to the sandbox user");
@@ -429,7 +429,7 @@ static bool make_backing(fsl_t *l, fsl_tree_t *t, char **err)
 {
     free(t->backing);
     t->backing = xasprintf("%s.home", t->name);
-    const sbx_ident_t *id = hs_ident();
+    const sbx_ident_t *id = hoststate_ident();
     int fd = -1;
     if (mkdirat(l->run_fd, t->backing, 0700) == 0)
         fd = openat(l->run_fd, t->backing, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -502,7 +502,7 @@ static void sweep_stale(fsl_t *l)
 /* The mount points, below the state dir by fd. */
 static bool make_mount_points(fsl_t *l, char **err)
 {
-    if ((l->run_fd = hs_subdir("run/fuse", err)) < 0) return false;
+    if ((l->run_fd = hoststate_subdir("run/fuse", err)) < 0) return false;
     sweep_stale(l);
     static atomic_ulong seq;
     unsigned long s = atomic_fetch_add(&seq, 1);

@@ -96,7 +96,7 @@ static int open_state_locked(char **err)
     fsutil_state_base(&trusted, &below);
     /* a root caller's sandbox user must reach run/scratch (its mount
      * point) by name: search, not list */
-    mode_t mode = hs_ident()->drop ? 0711 : 0700;
+    mode_t mode = hoststate_ident()->drop ? 0711 : 0700;
     int top = open(trusted, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* trusted as given */
     int fd = top >= 0 ? walk_dirs(top, below, mode) : -1;
     int saved = errno;
@@ -113,7 +113,7 @@ static int open_state_locked(char **err)
     return state_fd = fd;
 }
 
-int hs_state_dir(char **err)
+int hoststate_state_dir(char **err)
 {
     pthread_mutex_lock(&hs_mu);
     int fd = open_state_locked(err);
@@ -121,18 +121,18 @@ int hs_state_dir(char **err)
     return fd;
 }
 
-int hs_subdir(const char *rel, char **err)
+int hoststate_subdir(const char *rel, char **err)
 {
-    int sfd = hs_state_dir(err);
+    int sfd = hoststate_state_dir(err);
     if (sfd < 0) return -1;
-    int fd = walk_dirs(sfd, rel, hs_ident()->drop ? 0711 : 0700);
+    int fd = walk_dirs(sfd, rel, hoststate_ident()->drop ? 0711 : 0700);
     if (fd < 0) *err = xasprintf("state dir: %s: %s", rel, strerror(errno));
     return fd;
 }
 
 char *sandbox_run_scratch(char **err)
 {
-    int fd = hs_subdir("run/scratch", err);
+    int fd = hoststate_subdir("run/scratch", err);
     if (fd < 0) return NULL;
     close(fd);
     return fsutil_state_path("run/scratch");
@@ -179,10 +179,10 @@ static int empty_in(int dirfd, uid_t owner, char **err)
     return -1;
 }
 
-int hs_empty_fd(char **err)
+int hoststate_empty_fd(char **err)
 {
-    if (!hs_ident()->drop) {
-        int sfd = hs_state_dir(err);
+    if (!hoststate_ident()->drop) {
+        int sfd = hoststate_state_dir(err);
         return sfd < 0 ? -1 : empty_in(sfd, geteuid(), err);
     }
     /* root: /run/drun (root's, 0711): the sandbox uid can reach the file
@@ -201,7 +201,7 @@ int hs_empty_fd(char **err)
 
 /* ---- the workspace ------------------------------------------------------------------------------------------- */
 
-int hs_open_dir(const char *what, const char *path, int kept_fd, char **err)
+int hoststate_open_dir(const char *what, const char *path, int kept_fd, char **err)
 {
     int fd = kept_fd > 0 ? fcntl(kept_fd, F_DUPFD_CLOEXEC, 3)
                          : path ? open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
@@ -209,7 +209,7 @@ int hs_open_dir(const char *what, const char *path, int kept_fd, char **err)
     return fd;
 }
 
-bool hs_same_dir(const char *path, int fd)
+bool hoststate_same_dir(const char *path, int fd)
 {
     struct stat a, b;
     return path && stat(path, &a) == 0 && fstat(fd, &b) == 0 && S_ISDIR(a.st_mode) && a.st_dev == b.st_dev &&
@@ -227,7 +227,7 @@ static int locks_dir(void)
     return fd;
 }
 
-int hs_workspace_lock(int ws_fd, char **pending)
+int hoststate_workspace_lock(int ws_fd, char **pending)
 {
     *pending = NULL;
     struct stat st;
@@ -255,7 +255,7 @@ static bool relative_inside(const char *rel)
     return true;
 }
 
-void hs_pending_take(const char *pending, strvec_t *out)
+void hoststate_pending_take(const char *pending, strvec_t *out)
 {
     int dir = locks_dir();
     int fd = dir >= 0 && pending ? open_beneath(dir, pending, O_RDONLY, 0) : -1;
@@ -274,7 +274,7 @@ void hs_pending_take(const char *pending, strvec_t *out)
     unlinkat(dir, pending, 0);
 }
 
-void hs_pending_add(const char *pending, char *const *rel, size_t n)
+void hoststate_pending_add(const char *pending, char *const *rel, size_t n)
 {
     int dir = locks_dir();
     int fd = dir >= 0 && pending && n ? open_beneath(dir, pending, O_WRONLY | O_CREAT | O_APPEND, 0600) : -1;
@@ -358,7 +358,7 @@ bool sandbox_use_user(const char *spec, char **err)
     return true;
 }
 
-const sbx_ident_t *hs_ident(void)
+const sbx_ident_t *hoststate_ident(void)
 {
     pthread_mutex_lock(&id_mu);
     bool set = ident_set;
@@ -373,7 +373,7 @@ const sbx_ident_t *hs_ident(void)
 
 void sandbox_user(uid_t *uid, gid_t *gid)
 {
-    const sbx_ident_t *id = hs_ident();
+    const sbx_ident_t *id = hoststate_ident();
     *uid = id->drop ? id->uid : geteuid();
     *gid = id->drop ? id->gid : getegid();
 }

@@ -61,7 +61,7 @@ static int open_parent(int ws_fd, const char *rel, char **copy, const char **bas
     return fd;
 }
 
-void ph_remove(int ws_fd, const char *rel)
+void placeholders_remove(int ws_fd, const char *rel)
 {
     char *copy;
     const char *base;
@@ -75,7 +75,7 @@ void ph_remove(int ws_fd, const char *rel)
     free(copy);
 }
 
-void ph_make(int ws_fd, const char *rel, bool dir)
+void placeholders_make(int ws_fd, const char *rel, bool dir)
 {
     char *copy;
     const char *base;
@@ -97,10 +97,10 @@ static int cmp_deepest_first(const void *a, const void *b)
     return x < y ? 1 : x > y ? -1 : 0;
 }
 
-void ph_remove_all(int ws_fd, strvec_t *list)
+void placeholders_remove_all(int ws_fd, strvec_t *list)
 {
     /* deepest first: a placeholder of one run may hold another's (.git,
      * then .git/hooks inside it) */
     if (list->n) qsort(list->v, list->n, sizeof *list->v, cmp_deepest_first); /* NULL when empty */
-    for (size_t i = 0; i < list->n; i++) ph_remove(ws_fd, list->v[i]);
+    for (size_t i = 0; i < list->n; i++) placeholders_remove(ws_fd, list->v[i]);
 }

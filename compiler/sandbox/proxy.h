@@ -88,7 +88,7 @@ const char *const *proxy_env(void);
  * argv is the relay's ("/dev/drun-relay --drun-relay FD PORT -- CMD ..."),
  * runs it and returns the command's exit status; else returns -1 at once.
  * Called first thing in main() of every binary that starts sandboxes. */
-int sbx_relay_main(int argc, char **argv);
+int relay_main(int argc, char **argv);
 
 #define SBX_RELAY_PATH "/dev/drun-relay" /* where the runner's own binary is bound in the sandbox */
 

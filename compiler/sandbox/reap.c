@@ -140,11 +140,11 @@ void sandbox_cleanup(sbx_residue_t *r)
     if (last) {
         strvec_t all = {0};
         for (size_t i = 0; i < r->paths.n; i++) vec_push(&all, xstrdup(r->paths.v[i]));
-        hs_pending_take(r->pending, &all);
-        ph_remove_all(r->ws_fd, &all);
+        hoststate_pending_take(r->pending, &all);
+        placeholders_remove_all(r->ws_fd, &all);
         sbx_free_strvec(&all);
     } else {
-        hs_pending_add(r->pending, r->paths.v, r->paths.n);
+        hoststate_pending_add(r->pending, r->paths.v, r->paths.n);
     }
     if (r->lock_fd >= 0) close(r->lock_fd);
     if (r->ws_fd >= 0) close(r->ws_fd);

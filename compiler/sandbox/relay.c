@@ -121,7 +121,7 @@ static int relay_loop(int lfd, int chan, pid_t pid)
     }
 }
 
-int sbx_relay_main(int argc, char **argv)
+int relay_main(int argc, char **argv)
 {
     if (argc < 6 || strcmp(argv[0], SBX_RELAY_PATH) != 0 || strcmp(argv[1], RELAY_FLAG) != 0 ||
         strcmp(argv[4], "--") != 0)

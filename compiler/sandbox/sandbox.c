@@ -28,7 +28,6 @@
 #include "lattice.h"
 #include "fsutil.h"
 #include "jsonr.h"
-#include "paths.h"
 #include "seccomp_filter.h"
 
 extern char **environ;
@@ -285,7 +284,7 @@ static bool run_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t
             vec_push(v, xstrdup(eq + 1));
         }
     }
-    const sbx_ident_t *id = hs_ident();
+    const sbx_ident_t *id = hoststate_ident();
     if (id->drop) sbx_drop_unreachable(v, from, id->uid, id->gid);
     return true;
 }
@@ -388,7 +387,7 @@ static sbx_early_t *hand_over(const sandbox_t *s, const sbx_exec_t *x, sbx_early
 {
     /* the last moment the host path is read: it must still be the directory
      * the fd is (bwrap's --bind-fd checks it again as it mounts) */
-    if (!hs_same_dir(x->workspace, x->workspace_fd)) {
+    if (!hoststate_same_dir(x->workspace, x->workspace_fd)) {
         *err = xasprintf("the workspace %s was replaced while the run was planned: refusing to run", x->workspace);
         sandbox_early_abort(e);
         return NULL;
@@ -409,7 +408,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     r->status_fd = r->lock_fd = -1;
     /* the workspace, held by fd from here on: bwrap binds it, cleanup works
      * beneath it */
-    r->ws_fd = session_roots(x0, err) ? hs_open_dir("workspace", x0->workspace, x0->workspace_fd, err) : -1;
+    r->ws_fd = session_roots(x0, err) ? hoststate_open_dir("workspace", x0->workspace, x0->workspace_fd, err) : -1;
     if (r->ws_fd < 0) {
         sandbox_early_abort(e);
         sandbox_cleanup(r);
@@ -422,7 +421,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
      * not for a root caller: its bwrap runs as the sandbox user, whose
      * limits only the child itself can set, before it drops root, and a
      * bwrap started before the policy was known has none). */
-    bool drop = hs_ident()->drop;
+    bool drop = hoststate_ident()->drop;
     if (e && (drop || e->shim != (s->shim[0] != NULL) || e->relay != SBX_PROXIED(&x))) {
         sandbox_early_abort(e);
         e = NULL;
@@ -441,7 +440,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     }
     /* the shared lock comes before the plan: a run that is cleaning up holds
      * it exclusively, so nothing is planned on placeholders about to go */
-    r->lock_fd = hs_workspace_lock(r->ws_fd, &r->pending);
+    r->lock_fd = hoststate_workspace_lock(r->ws_fd, &r->pending);
     roots_t roots = {x.workspace, x.scratch, x.hide, x.scratch_tmpfs};
     /* the access-time layer (SPEC §16) serves the user's trees: the mount
      * plan then leaves the caps it enforces to it (no walk, no blocks) */
@@ -454,7 +453,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     /* a root caller's bwrap runs as the sandbox user, which may not write
      * where a grant leads (root's own dirs): the mount points are made here,
      * beneath the workspace fd (cleanup removes them as bwrap-made ones) */
-    for (size_t i = 0; ok && drop && i < r->paths.n; i++) ph_make(r->ws_fd, r->paths.v[i], b->residue.v[i].dir);
+    for (size_t i = 0; ok && drop && i < r->paths.n; i++) placeholders_make(r->ws_fd, r->paths.v[i], b->residue.v[i].dir);
     bwrap_free(b);
     fsl_view_free(view);
     /* bwrap never ran on a failure: nothing of this plan was made */

@@ -96,27 +96,27 @@ sbx_early_t *sbx_start_loaded(const sandbox_t *s, const sbx_exec_t *x, const buf
 /* ---- hoststate.c ---- */
 /* The state dir, opened once per process, owner and mode checked: an
  * O_DIRECTORY fd (do not close), or -1 with *err. */
-int hs_state_dir(char **err);
+int hoststate_state_dir(char **err);
 /* A directory below the state dir ("locks", "run/scratch"), made if
  * missing, opened beneath it without following any symlink. Caller closes. */
-int hs_subdir(const char *rel, char **err);
+int hoststate_subdir(const char *rel, char **err);
 /* An O_RDONLY fd of the empty read-only file, for bwrap (caller closes). */
-int hs_empty_fd(char **err);
+int hoststate_empty_fd(char **err);
 /* Opens the workspace (or scratch) dir for a run: x's kept fd dup'd, or
  * path opened O_DIRECTORY. Caller closes. -1 with *err. */
-int hs_open_dir(const char *what, const char *path, int kept_fd, char **err);
+int hoststate_open_dir(const char *what, const char *path, int kept_fd, char **err);
 /* True when path still leads (following symlinks, as bwrap will) to the
  * directory fd is. */
-bool hs_same_dir(const char *path, int fd);
+bool hoststate_same_dir(const char *path, int fd);
 /* The shared lock of the workspace ws_fd is (keyed by device and inode)
  * and the name of its ".pending" list; -1 when the locks dir cannot be used. */
-int hs_workspace_lock(int ws_fd, char **pending);
+int hoststate_workspace_lock(int ws_fd, char **pending);
 /* The pending list's entries, each a path relative to the workspace; the
  * list is removed. Entries that are absolute or climb (..) are dropped. */
-void hs_pending_take(const char *pending, strvec_t *out);
-void hs_pending_add(const char *pending, char *const *rel, size_t n);
+void hoststate_pending_take(const char *pending, strvec_t *out);
+void hoststate_pending_add(const char *pending, char *const *rel, size_t n);
 /* Who the sandbox runs as (see sandbox_use_user). */
-const sbx_ident_t *hs_ident(void);
+const sbx_ident_t *hoststate_ident(void);
 
 /* ---- reach.c ---- */
 /* Leaves out of v (from index from on) the binds whose source uid:gid
@@ -127,13 +127,13 @@ void sbx_drop_unreachable(strvec_t *v, size_t from, uid_t uid, gid_t gid);
 /* Removes rel beneath the workspace dir if it is still a blank placeholder
  * (an empty directory, or an empty regular file with one link): never
  * through a symlink, never outside. */
-void ph_remove(int ws_fd, const char *rel);
+void placeholders_remove(int ws_fd, const char *rel);
 /* Makes the placeholder rel (a directory, or an empty 0444 file) beneath
  * the workspace dir, never through a symlink; what exists stays. For a root
  * caller, whose bwrap (the sandbox user) may not write where a grant of
  * root's leads. */
-void ph_make(int ws_fd, const char *rel, bool dir);
+void placeholders_make(int ws_fd, const char *rel, bool dir);
 /* Removes every path of list (relative), deepest first. */
-void ph_remove_all(int ws_fd, strvec_t *list);
+void placeholders_remove_all(int ws_fd, strvec_t *list);
 
 #endif

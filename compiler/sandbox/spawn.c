@@ -167,7 +167,7 @@ static _Noreturn void child(const char *bwrap_bin, char **argv, const sbx_exec_t
 static __attribute__((noinline)) pid_t start_bwrap(const char *bwrap_bin, char **argv, const sbx_exec_t *x,
                                                    const spawn_fds_t *fds, const sandbox_t *limits)
 {
-    const sbx_ident_t *id = hs_ident(); /* read before: the child only uses it */
+    const sbx_ident_t *id = hoststate_ident(); /* read before: the child only uses it */
     sigset_t all, mask;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &mask); /* nothing runs a handler until the child reset them */
@@ -233,9 +233,9 @@ sbx_early_t *sbx_launch(const char *bwrap_bin, char *const *shim, const sbx_exec
  * session's) scratch dir. False with *err; f's fds are closed then. */
 static bool run_fds(const sbx_exec_t *x, spawn_fds_t *f, char **err)
 {
-    f->empty = hs_empty_fd(err);
-    if (f->empty >= 0) f->workspace = hs_open_dir("workspace", x->workspace, x->workspace_fd, err);
-    if (f->workspace >= 0 && !x->scratch_tmpfs) f->scratch = hs_open_dir("scratch dir", x->scratch, -1, err);
+    f->empty = hoststate_empty_fd(err);
+    if (f->empty >= 0) f->workspace = hoststate_open_dir("workspace", x->workspace, x->workspace_fd, err);
+    if (f->workspace >= 0 && !x->scratch_tmpfs) f->scratch = hoststate_open_dir("scratch dir", x->scratch, -1, err);
     bool dirs = f->empty >= 0 && f->workspace >= 0 && (x->scratch_tmpfs || f->scratch >= 0);
     /* a proxied run: the channel, and this very binary for the relay */
     if (dirs && SBX_PROXIED(x) && ((f->proxy = fcntl(x->proxy_fd, F_DUPFD_CLOEXEC, 3)) < 0 ||

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "paths.h"
+#include "path.h"
 
 /* path with symlinks resolved, for a path that may not exist yet: the
  * realpath of its longest existing ancestor, then the rest as written.

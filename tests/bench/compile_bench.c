@@ -42,7 +42,7 @@ static int compile_once(const char *cfg, const char *const facts[2], long *rules
             return -1;
         }
         *rules = (long)p->rules.n;
-        compiled_free(cc);
+        compile_free(cc);
         policy_free(p);
     }
     free(io);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "fetchurl.h"
+#include "fetch_url.h"
 #include "netaddr.h"
 
 #define REQUIRE(c)                                                       \

@@ -44,7 +44,7 @@ static void must(int cond)
 static void check_text(const char *text)
 {
     size_t n = strlen(text);
-    must(rt_utf8_valid(text, n, false));
+    must(textenc_utf8_valid(text, n, false));
     must(!memchr(text, '\n', n));
     /* INT_AS_REAL: an echoed id may be an integer past 64 bits */
     json_t *j = json_loadb(text, n, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, NULL);
@@ -90,14 +90,14 @@ static void setup(void)
 
 static void one(mcp_conn_t *c, const char *msg, size_t len, const mcp_sink_t *sink)
 {
-    jr_msg_t m;
-    jr_parse(msg, len, &m);
-    jr_kind_t kind = m.kind;
+    jsonrpc_msg_t m;
+    jsonrpc_parse(msg, len, &m);
+    jsonrpc_kind_t kind = m.kind;
     mcp_reply_t r;
     mcp_dispatch(c, &m, sink, &r);
-    if (kind == JR_NOTIFICATION || kind == JR_RESPONSE)
+    if (kind == JSONRPC_NOTIFICATION || kind == JSONRPC_RESPONSE)
         must(r.text == NULL);
-    if (kind == JR_REQUEST || kind == JR_INVALID)
+    if (kind == JSONRPC_REQUEST || kind == JSONRPC_INVALID)
         must(r.text != NULL);
     if (r.text) {
         check_text(r.text);
@@ -106,7 +106,7 @@ static void one(mcp_conn_t *c, const char *msg, size_t len, const mcp_sink_t *si
         json_decref(j);
     }
     free(r.text);
-    jr_msg_free(&m);
+    jsonrpc_msg_free(&m);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

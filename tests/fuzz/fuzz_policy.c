@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "bwrap.h"
-#include "diagids.h"
+#include "diag_ids.h"
 #include "diff.h"
 #include "explain.h"
 #include "facts.h"

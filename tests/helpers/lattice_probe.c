@@ -31,7 +31,7 @@
 #include "bwrap.h"
 #include "compile.h"
 #include "lattice.h"
-#include "paths.h"
+#include "path.h"
 #include "policy.h"
 #include "sbpl.h"
 

@@ -255,10 +255,10 @@ static int kill_children(void) { return each_child(kill_one); }
 static void feeder(run_t *r)
 {
     char *err = NULL;
-    int ws_fd = hs_open_dir("workspace", r->x.workspace, -1, &err);
+    int ws_fd = hoststate_open_dir("workspace", r->x.workspace, -1, &err);
     if (ws_fd < 0) die("workspace", err);
     r->x.workspace_fd = ws_fd;
-    bool drop = hs_ident()->drop;
+    bool drop = hoststate_ident()->drop;
     long long t0 = now_ns();
     if (!strcmp(r->mode, "delay")) {
         kill_at = t0 + atoll(r->arg);

@@ -1,12 +1,12 @@
 /* test_fetchurl.c — URL parsing, normalisation and redirect resolution of
- * session_fetch (runtime/fetchurl.c), no network. Built and run by
+ * session_fetch (runtime/fetch_url.c), no network. Built and run by
  * tests/suites/62-fetch, since the unit-test binaries link only the library. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
-#include "fetchurl.h"
+#include "fetch_url.h"
 #include "tap.h"
 
 typedef struct {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # 77-layers — the include rules of SPEC §1 (scripts/check-layers): each
 # folder is one layer, a file includes its own layer or below, runtime/
-# includes only compiler/drun_policy.h, and no two modules include each other.
-# The tree must pass; a copy of it with one bad include planted must fail,
-# naming the file and the rule, for each rule.
+# includes only compiler/drun_policy.h, and no two modules include each other;
+# and the naming rule: a header declares functions under its module's prefix.
+# The tree must pass; a copy of it with one bad include or name planted must
+# fail, naming the file and the rule, for each rule.
 
 bats_require_minimum_version 1.5.0
 source "$BATS_TEST_DIRNAME/../lib/bats.bash" # bats-support, bats-assert
@@ -23,7 +24,8 @@ copy_tree() {
 @test "the tree keeps its layers (known violations only)" {
     run scripts/check-layers
     assert_success
-    refute_line --regexp '^(stale: )?[a-z]+/.*: includes'
+    refute_line --regexp '^(stale: )?[a-z]+/.*: (includes|declares)'
+    refute_line --regexp '^include circle'
     refute_line --partial 'stale:'
 }
 
@@ -37,10 +39,10 @@ copy_tree() {
 
 @test "policy including a backend is an upward include" {
     copy_tree
-    printf '#include "bwrap.h"\n' >> "$tmp/t/compiler/policy/paths.h"
+    printf '#include "bwrap.h"\n' >> "$tmp/t/compiler/policy/ppath.h"
     run scripts/check-layers "$tmp/t"
     assert_failure
-    assert_line --partial 'compiler/policy/paths.h: includes compiler/backends/bwrap.h, an upward include'
+    assert_line --partial 'compiler/policy/ppath.h: includes compiler/backends/bwrap.h, an upward include'
 }
 
 @test "runtime reaching past drun_policy.h fails" {
@@ -65,4 +67,48 @@ copy_tree() {
     run scripts/check-layers "$tmp/t"
     assert_success
     assert_line --partial 'stale: include circle: compiler/a -> compiler/b -> compiler/a'
+}
+
+@test "runtime's server header including mcp.h again is a circle" {
+    copy_tree
+    # mcp.c includes server.h and tools.h (which includes server.h)
+    printf '#include "mcp.h"\n' >> "$tmp/t/runtime/server.h"
+    run scripts/check-layers "$tmp/t"
+    assert_failure
+    assert_line 'include circle: runtime/mcp -> runtime/server -> runtime/mcp'
+    assert_line 'include circle: runtime/mcp -> runtime/tools -> runtime/server -> runtime/mcp'
+}
+
+@test "a header declaring a function under another module's prefix fails" {
+    copy_tree
+    printf 'bool path_has_glob(const char *s);\n' >> "$tmp/t/compiler/policy/glob.h"
+    run scripts/check-layers "$tmp/t"
+    assert_failure
+    assert_line "compiler/policy/glob.h: declares path_has_glob: path_ is not its module's prefix (glob_)"
+}
+
+@test "a name is checked against the header, the .c that defines it and their family" {
+    copy_tree
+    # cli.h declares cmd_*, each defined in its cmd_*.c; seccomp_filter.h
+    # declares seccomp_* of the seccomp_*.c family: neither is a violation.
+    # A static inline helper, a typedef and a macro are not exports.
+    printf 'static inline int ppath_x(void) { return 0; }\ntypedef int (*glob_fn)(void);\n#define path_m(x) (x)\n' \
+        >> "$tmp/t/compiler/policy/glob.h"
+    printf 'int cmd_zz(void);\n' >> "$tmp/t/compiler/cli/cli.h"
+    printf '#include "cli.h"\nint cmd_zz(void) { return 0; }\n' > "$tmp/t/compiler/cli/cmd_zz.c"
+    run scripts/check-layers "$tmp/t"
+    assert_success
+    printf 'int cmd_yy(void);\n' >> "$tmp/t/compiler/cli/cli.h" # defined nowhere: only cli_ fits
+    run scripts/check-layers "$tmp/t"
+    assert_failure
+    assert_line "compiler/cli/cli.h: declares cmd_yy: cmd_ is not its module's prefix (cli_)"
+}
+
+@test "a new name under a known bad prefix fails and leaves the old line stale" {
+    copy_tree
+    printf 'void fsl_zz(void);\n' >> "$tmp/t/compiler/sandbox/fslayer.h"
+    run scripts/check-layers "$tmp/t"
+    assert_failure
+    assert_line --regexp '^compiler/sandbox/fslayer.h: declares fsl_available, .*fsl_zz: fsl_ is not'
+    assert_line --regexp '^stale: compiler/sandbox/fslayer.h: declares fsl_available'
 }

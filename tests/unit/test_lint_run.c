@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diagids.h"
+#include "diag_ids.h"
 #include "facts.h"
 #include "lint.h"
 #include "tap.h"

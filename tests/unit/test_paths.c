@@ -2,7 +2,9 @@
 #include <regex.h>
 #include <string.h>
 
-#include "paths.h"
+#include "glob.h"
+#include "path.h"
+#include "ppath.h"
 #include "sbpl.h"
 #include "tap.h"
 

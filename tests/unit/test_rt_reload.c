@@ -38,13 +38,13 @@ static void test_basics(void)
     char *err = NULL;
     lpolicy_t *lp = reload_acquire(r, &err);
     CHECK(lp && timeout_of(lp) == 1111 && !err, "first load");
-    lpolicy_release(lp);
+    reload_release(lp);
     reload_stats_t st;
     reload_get_stats(r, &st);
     uint64_t compiles = st.compiles, checks = st.checks;
     reload_stats_free(&st);
     for (int i = 0; i < 100; i++)
-        lpolicy_release(reload_acquire(r, NULL));
+        reload_release(reload_acquire(r, NULL));
     reload_get_stats(r, &st);
     CHECK_INT(st.compiles, compiles, "an unchanged file is never recompiled");
     CHECK_INT(st.checks, checks + 100, "one check per acquire");
@@ -55,8 +55,8 @@ static void test_basics(void)
     lp = reload_acquire(r, &err);
     CHECK(timeout_of(lp) == 2222 && lp->generation == held->generation + 1, "a rewrite applies to the next acquire");
     CHECK(timeout_of(held) == 1111, "a call keeps the policy it started with");
-    lpolicy_release(held);
-    lpolicy_release(lp);
+    reload_release(held);
+    reload_release(lp);
 
     put("bash_timeout_ms = 3333\n[oops\n");
     lp = reload_acquire(r, &err);
@@ -64,13 +64,13 @@ static void test_basics(void)
     CHECK(err && strstr(err, "config.toml:2:") && strstr(err, ": error: "), "the diagnostic has file:line:col");
     CHECK(err && strstr(err, "[oops"), "and the source line");
     free(err);
-    lpolicy_release(lp);
+    reload_release(lp);
     reload_get_stats(r, &st);
     uint64_t failures = st.failures;
     reload_stats_free(&st);
     lp = reload_acquire(r, &err);
     free(err);
-    lpolicy_release(lp);
+    reload_release(lp);
     reload_get_stats(r, &st);
     CHECK_INT(st.failures, failures, "a broken file is not re-parsed until it changes");
     reload_stats_free(&st);
@@ -83,13 +83,13 @@ static void test_basics(void)
     rename(tmp, path);
     lp = reload_acquire(r, &err);
     CHECK(timeout_of(lp) == 4444 && !err, "a rename-writer's file is loaded; the error clears");
-    lpolicy_release(lp);
+    reload_release(lp);
 
     unlink(path);
     lp = reload_acquire(r, &err);
     CHECK(timeout_of(lp) == 4444 && err && strstr(err, "cannot read"), "a deleted config keeps the last good policy");
     free(err);
-    lpolicy_release(lp);
+    reload_release(lp);
     reload_free(r);
 
     put("bash_timeout_ms = \"x\"\n");
@@ -100,7 +100,7 @@ static void test_basics(void)
     put("bash_timeout_ms = 5555\n");
     lp = reload_acquire(r, &err);
     CHECK(timeout_of(lp) == 5555 && !err, "then the first good file is loaded");
-    lpolicy_release(lp);
+    reload_release(lp);
     reload_free(r);
 }
 
@@ -168,7 +168,7 @@ static void test_writer(void)
                        (long long)m);
             bad++;
         }
-        lpolicy_release(lp);
+        reload_release(lp);
         calls++;
         usleep(rand_r(&seed) % 1500);
     }
@@ -187,7 +187,7 @@ static void test_writer(void)
 
 int main(void)
 {
-    rt_log_set_level(RTLOG_ERROR);
+    log_set_level(RTLOG_ERROR);
     const char *B = getenv("B") ? getenv("B") : "build";
     snprintf(dir, sizeof dir, "%s/test-tmp", B);
     mkdir(dir, 0700);

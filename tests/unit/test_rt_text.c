@@ -22,7 +22,7 @@
 static char *sanitize(const char *s, size_t n, bool *exact)
 {
     buf_t b = BUF_INIT;
-    *exact = rt_utf8_sanitize(s, n, &b);
+    *exact = textenc_utf8_sanitize(s, n, &b);
     return buf_detach(&b, NULL);
 }
 
@@ -50,11 +50,11 @@ static void test_utf8(void)
     s = sanitize("\xF4\x90\x80\x80", 4, &exact);
     CHECK(!exact, "past U+10FFFF is invalid");
     free(s);
-    CHECK(rt_utf8_valid("\xF0\x9F\x98\x80", 4, false), "4-byte emoji valid");
-    CHECK(!rt_utf8_valid("a\0", 2, false) && rt_utf8_valid("a\0", 2, true), "NUL allowed on request");
-    CHECK_INT(rt_utf8_clean_cut("ab\xE2\x82", 4), 2, "cut before an unfinished character");
-    CHECK_INT(rt_utf8_clean_cut("ab\xE2\x82\xAC", 5), 5, "a finished character is kept");
-    CHECK_INT(rt_utf8_clean_cut("abc", 3), 3, "ASCII untouched");
+    CHECK(textenc_utf8_valid("\xF0\x9F\x98\x80", 4, false), "4-byte emoji valid");
+    CHECK(!textenc_utf8_valid("a\0", 2, false) && textenc_utf8_valid("a\0", 2, true), "NUL allowed on request");
+    CHECK_INT(textenc_utf8_clean_cut("ab\xE2\x82", 4), 2, "cut before an unfinished character");
+    CHECK_INT(textenc_utf8_clean_cut("ab\xE2\x82\xAC", 5), 5, "a finished character is kept");
+    CHECK_INT(textenc_utf8_clean_cut("abc", 3), 3, "ASCII untouched");
 }
 
 static void test_base64(void)
@@ -63,8 +63,8 @@ static void test_base64(void)
                               {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         buf_t e = BUF_INIT, d = BUF_INIT;
-        rt_base64_encode(cases[i][0], strlen(cases[i][0]), &e);
-        bool ok = rt_base64_decode(e.p ? e.p : "", e.len, &d);
+        textenc_base64_encode(cases[i][0], strlen(cases[i][0]), &e);
+        bool ok = textenc_base64_decode(e.p ? e.p : "", e.len, &d);
         char name[64];
         snprintf(name, sizeof name, "base64 round trip of \"%s\"", cases[i][0]);
         CHECK(!strcmp(buf_cstr(&e), cases[i][1]) && ok && !strcmp(buf_cstr(&d), cases[i][0]), name);
@@ -75,8 +75,8 @@ static void test_base64(void)
     for (int i = 0; i < 256; i++)
         all[i] = (unsigned char)i;
     buf_t e = BUF_INIT, d = BUF_INIT;
-    rt_base64_encode(all, 256, &e);
-    CHECK(rt_base64_decode(e.p, e.len, &d) && d.len == 256 && !memcmp(d.p, all, 256),
+    textenc_base64_encode(all, 256, &e);
+    CHECK(textenc_base64_decode(e.p, e.len, &d) && d.len == 256 && !memcmp(d.p, all, 256),
           "every byte value round-trips");
     buf_free(&e);
     buf_free(&d);
@@ -85,104 +85,104 @@ static void test_base64(void)
         buf_t x = BUF_INIT;
         char name[64];
         snprintf(name, sizeof name, "invalid base64 \"%s\" refused", bad[i]);
-        CHECK(!rt_base64_decode(bad[i], strlen(bad[i]), &x), name);
+        CHECK(!textenc_base64_decode(bad[i], strlen(bad[i]), &x), name);
         buf_free(&x);
     }
     buf_t x = BUF_INIT;
-    CHECK(rt_base64_decode("Zm8", 3, &x) && !strcmp(x.p, "fo"), "padding is optional");
+    CHECK(textenc_base64_decode("Zm8", 3, &x) && !strcmp(x.p, "fo"), "padding is optional");
     buf_free(&x);
 }
 
-static jr_msg_t parse(const char *s)
+static jsonrpc_msg_t parse(const char *s)
 {
-    jr_msg_t m;
-    jr_parse(s, strlen(s), &m);
+    jsonrpc_msg_t m;
+    jsonrpc_parse(s, strlen(s), &m);
     return m;
 }
 
 static void test_jsonrpc(void)
 {
-    jr_msg_t m = parse("{\"jsonrpc\":\"2.0\",\"id\":12345678901234567890123,\"method\":\"ping\"}");
-    CHECK(m.kind == JR_REQUEST && !strcmp(m.id, "12345678901234567890123"), "big id kept as text");
-    char *r = jr_result(m.id, NULL);
+    jsonrpc_msg_t m = parse("{\"jsonrpc\":\"2.0\",\"id\":12345678901234567890123,\"method\":\"ping\"}");
+    CHECK(m.kind == JSONRPC_REQUEST && !strcmp(m.id, "12345678901234567890123"), "big id kept as text");
+    char *r = jsonrpc_result(m.id, NULL);
     CHECK_STR(r, "{\"jsonrpc\":\"2.0\",\"id\":12345678901234567890123,\"result\":{}}",
               "response echoes the id text");
     free(r);
-    jr_msg_free(&m);
+    jsonrpc_msg_free(&m);
 
     m = parse(" {\"id\" : \"a\\\"b\", \"jsonrpc\":\"2.0\",\"method\":\"x\"} ");
-    CHECK(m.kind == JR_REQUEST && !strcmp(m.id, "\"a\\\"b\"") && !strcmp(m.id_key, "s:a\"b"),
+    CHECK(m.kind == JSONRPC_REQUEST && !strcmp(m.id, "\"a\\\"b\"") && !strcmp(m.id_key, "s:a\"b"),
           "string id with an escape, members in any order");
-    jr_msg_free(&m);
+    jsonrpc_msg_free(&m);
 
     m = parse("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
-    CHECK(m.kind == JR_NOTIFICATION && !m.id, "notification");
-    jr_msg_free(&m);
+    CHECK(m.kind == JSONRPC_NOTIFICATION && !m.id, "notification");
+    jsonrpc_msg_free(&m);
 
     /* params that are not an object: a sound envelope, so a request the
      * dispatcher answers -32602 (HTTP 200), not an unusable message */
     m = parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":[]}");
-    CHECK(m.kind == JR_REQUEST && m.bad_params && !m.params && m.id, "array params: a request with bad params");
-    jr_msg_free(&m);
+    CHECK(m.kind == JSONRPC_REQUEST && m.bad_params && !m.params && m.id, "array params: a request with bad params");
+    jsonrpc_msg_free(&m);
 
     m = parse("{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}");
-    CHECK(m.kind == JR_RESPONSE, "a response from the client");
-    jr_msg_free(&m);
+    CHECK(m.kind == JSONRPC_RESPONSE, "a response from the client");
+    jsonrpc_msg_free(&m);
 
     struct { const char *in; int code; bool has_id; const char *name; } bad[] = {
-        {"[]", JR_INVALID_REQUEST, false, "batch refused"},
-        {"{", JR_PARSE_ERROR, false, "truncated JSON"},
-        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"} x", JR_PARSE_ERROR, false, "trailing garbage"},
-        {"\"str\"", JR_INVALID_REQUEST, false, "not an object"},
-        {"{\"jsonrpc\":\"2.0\",\"id\":01,\"method\":\"x\"}", JR_PARSE_ERROR, false, "leading zero is not JSON"},
-        {"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"x\"}", JR_INVALID_REQUEST, false, "null id"},
-        {"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"x\"}", JR_INVALID_REQUEST, false, "boolean id"},
-        {"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"x\"}", JR_INVALID_REQUEST, true, "wrong version keeps the id"},
-        {"{\"jsonrpc\":\"2.0\",\"id\":1}", JR_INVALID_REQUEST, true, "no method"},
-        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\tb\"}", JR_PARSE_ERROR, false, "raw tab inside a string"},
-        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", JR_PARSE_ERROR, false, "invalid UTF-8"},
-        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"i\\u0064\":2,\"method\":\"x\"}", JR_PARSE_ERROR, false,
+        {"[]", JSONRPC_INVALID_REQUEST, false, "batch refused"},
+        {"{", JSONRPC_PARSE_ERROR, false, "truncated JSON"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"} x", JSONRPC_PARSE_ERROR, false, "trailing garbage"},
+        {"\"str\"", JSONRPC_INVALID_REQUEST, false, "not an object"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":01,\"method\":\"x\"}", JSONRPC_PARSE_ERROR, false, "leading zero is not JSON"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"x\"}", JSONRPC_INVALID_REQUEST, false, "null id"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"x\"}", JSONRPC_INVALID_REQUEST, false, "boolean id"},
+        {"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"x\"}", JSONRPC_INVALID_REQUEST, true, "wrong version keeps the id"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1}", JSONRPC_INVALID_REQUEST, true, "no method"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\tb\"}", JSONRPC_PARSE_ERROR, false, "raw tab inside a string"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", JSONRPC_PARSE_ERROR, false, "invalid UTF-8"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1,\"i\\u0064\":2,\"method\":\"x\"}", JSONRPC_PARSE_ERROR, false,
          "a duplicate key, however escaped, is refused"},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":1,\"a\":2}}",
-         JR_PARSE_ERROR, false, "a duplicate key inside params is refused"},
-        {"{\"jsonrpc\":\"2.0\",\"id\":1e400,\"method\":\"x\"}", JR_PARSE_ERROR, false,
+         JSONRPC_PARSE_ERROR, false, "a duplicate key inside params is refused"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":1e400,\"method\":\"x\"}", JSONRPC_PARSE_ERROR, false,
          "a number past a double is refused, not echoed as inf"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         m = parse(bad[i].in);
-        CHECK(m.kind == JR_INVALID && m.error == bad[i].code && (m.id != NULL) == bad[i].has_id,
+        CHECK(m.kind == JSONRPC_INVALID && m.error == bad[i].code && (m.id != NULL) == bad[i].has_id,
               bad[i].name);
-        jr_msg_free(&m);
+        jsonrpc_msg_free(&m);
     }
 
     m = parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"_meta\":"
               "{\"progressToken\":99999999999999999999},\"x\":\"a\\u0000b\"}}");
-    CHECK(m.kind == JR_REQUEST && m.has_nul, "\\u0000 is flagged");
+    CHECK(m.kind == JSONRPC_REQUEST && m.has_nul, "\\u0000 is flagged");
     CHECK_STR(m.progress_token, "99999999999999999999", "progress token kept as text");
-    jr_msg_free(&m);
+    jsonrpc_msg_free(&m);
     m = parse("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"r1\"}}");
     CHECK_STR(m.cancel_key, "s:r1", "cancelled requestId as an id key");
-    jr_msg_free(&m);
+    jsonrpc_msg_free(&m);
     m = parse("{\"jsonrpc\":\"2.0\",\"i\\u0064\":5,\"method\":\"x\"}");
-    CHECK(m.kind == JR_REQUEST && !strcmp(m.id, "5"), "an escaped member name is still \"id\"");
-    jr_msg_free(&m);
+    CHECK(m.kind == JSONRPC_REQUEST && !strcmp(m.id, "5"), "an escaped member name is still \"id\"");
+    jsonrpc_msg_free(&m);
     m = parse("{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"a\":{\"id\":[1,\"}\"]},\"id\" : -0.5e+3 }");
-    CHECK(m.kind == JR_REQUEST && !strcmp(m.id, "-0.5e+3") && !strcmp(m.id_key, "n:-0.5e+3"),
+    CHECK(m.kind == JSONRPC_REQUEST && !strcmp(m.id, "-0.5e+3") && !strcmp(m.id_key, "n:-0.5e+3"),
           "a float id after a nested \"id\" is kept as its own text");
-    jr_msg_free(&m);
+    jsonrpc_msg_free(&m);
 
     json_t *p = json_object();
     json_object_set_new(p, "progress", json_real(1.5));
-    r = jr_print_with_raw(p, "progressToken", "1e999");
+    r = jsonrpc_print_with_raw(p, "progressToken", "1e999");
     CHECK_STR(r, "{\"progressToken\":1e999,\"progress\":1.5}", "a raw member goes first");
     free(r);
     json_object_clear(p);
-    r = jr_print_with_raw(p, "t", "\"x\"");
+    r = jsonrpc_print_with_raw(p, "t", "\"x\"");
     CHECK_STR(r, "{\"t\":\"x\"}", "... also into an empty object");
     free(r);
     json_decref(p);
-    json_t *str = jr_string("a\xff");
-    CHECK_STR(json_string_value(str), "a\xEF\xBF\xBD", "jr_string repairs invalid UTF-8");
+    json_t *str = jsonrpc_string("a\xff");
+    CHECK_STR(json_string_value(str), "a\xEF\xBF\xBD", "jsonrpc_string repairs invalid UTF-8");
     json_decref(str);
 }
 

@@ -1,4 +1,4 @@
-/* diagids.h — the one table of diagnostic IDs: every ID the compiler's
+/* diag_ids.h — the one table of diagnostic IDs: every ID the compiler's
  * schema and lint can report, with its default severity, a one-line summary
  * and its anchor in docs/lint-rules.md. lint (severities, SARIF rule
  * metadata), explain, the docs and the tests read this table, so a rule

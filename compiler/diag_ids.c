@@ -1,8 +1,8 @@
-/* diagids.c — the diagnostic ID table (see diagids.h). A new rule is one row
+/* diag_ids.c — the diagnostic ID table (see diag_ids.h). A new rule is one row
  * here, its check in review/lint_rules_tree.c or lint_rules_policy.c, a
  * section in docs/lint-rules.md and a fixture directory tests/lint/ID/; the
  * 40-lint suite fails until all four exist. */
-#include "diagids.h"
+#include "diag_ids.h"
 
 #include <string.h>
 

@@ -1,9 +1,9 @@
-/* fetchurl.c — parse, normalise and judge one session_fetch URL, and resolve a
+/* fetch_url.c — parse, normalise and judge one session_fetch URL, and resolve a
  * redirect against it. libcurl's URL API does the RFC 3986 work; this file adds
  * the policy: what a URL may contain, what its host means (IDNA, legacy IPv4
  * spellings) and which addresses and names are off limits.
  */
-#include "fetchurl.h"
+#include "fetch_url.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

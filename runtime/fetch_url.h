@@ -1,4 +1,4 @@
-/* fetchurl.h — the pure half of session_fetch: URL parsing and normalisation,
+/* fetch_url.h — the pure half of session_fetch: URL parsing and normalisation,
  * redirect (Location) resolution, and the address/name policy. No network, no
  * DNS: the fuzz harness and the unit tests drive exactly these functions, and
  * fetch.c calls them on every hop.
