@@ -65,12 +65,13 @@ import os
 for name, mode, flags in ((\"o\", 0o4755, os.O_CREAT | os.O_WRONLY), (\"og\", 0o2755, os.O_CREAT | os.O_WRONLY)):
     try: os.close(os.open(name, flags, mode)); print(name, \"created\")
     except OSError as e: print(name, e.strerror)
-try: os.mknod(\"k\", 0o104755); print(\"mknod created\")
-except OSError as e: print(\"mknod\", e.strerror)
-try: os.chmod(\"plain\", 0o4755)
-except OSError as e: print(\"chmod refused\", e.strerror)
+for name, mode in ((\"k\", 0o104755), (\"kf\", 0o012644)):  # a regular file, a fifo
+    try: os.mknod(name, mode); print(name, \"created\")
+    except OSError as e: print(name, e.strerror)
+try: os.chmod(\"n\", 0o2755); print(\"chmod g+s n: done\")
+except OSError as e: print(\"chmod g+s n:\", e.strerror)
 "
-        mknod -m 4644 f p; echo "mknod fifo: $?"
+        mknod f p && chmod 4644 f; echo "mknod fifo, chmod: $?"
         cp /bin/true plain; chmod 0755 plain; mkdir -m 1777 sticky
         ls -l; true'
     echo "$output"
@@ -78,7 +79,8 @@ except OSError as e: print(\"chmod refused\", e.strerror)
     # each attempt failed with EPERM, and none left a bit on the host
     [[ "$output" == *"u+s: 1"* && "$output" == *"g+s: 1"* && "$output" == *"install: 1"* ]]
     [[ "$output" == *"o Operation not permitted"* && "$output" == *"og Operation not permitted"* ]]
-    [[ "$output" == *"mknod Operation not permitted"* && "$output" == *"mknod fifo: 1"* ]]
+    [[ "$output" == *"k Operation not permitted"* && "$output" == *"kf Operation not permitted"* ]]
+    [[ "$output" == *"chmod g+s n: Operation not permitted"* && "$output" == *"mknod fifo, chmod: 1"* ]]
     local f
     for f in "$T"/ws/*; do
         [ $(( 0$(stat -c %a "$f") & 06000 )) -eq 0 ] || { echo "on the host: $f $(stat -c %A "$f")"; false; }
