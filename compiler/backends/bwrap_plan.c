@@ -541,6 +541,16 @@ static const char *glob_tail(const char *pattern, size_t *head_len, bool *dstar)
     return *last_wild == '/' ? last_wild + 1 : last_wild;
 }
 
+/* A missing commondir cannot be blocked by a mount: the block would be an
+ * empty file (or directory), and git dies on a commondir it cannot read,
+ * in every repository. Only the layer refuses making one (SPEC §16); an
+ * existing one is capped read-only like any match. */
+static bool tail_is_commondir(const char *tail)
+{
+    const char *base = strrchr(tail, '/');
+    return strcmp(base ? base + 1 : tail, "commondir") == 0;
+}
+
 /* At a writable directory d: block glob caps' literal tails that are missing
  * below it. A tail under a "**" head is blocked only at a walk root or where
  * part of it exists (a repo's .git without hooks), not in every directory. */
@@ -560,6 +570,7 @@ static bool tail_blocks(plan_t *p, loc_t d, bool is_root)
         const char *first = first_end ? arena_strndup(p->a, tail, (size_t)(first_end - tail)) : tail;
         loc_t f = d.abs ? loc_abs(p, path_join(d.abs, first, p->a)) : loc_make(p, d.base, path_join_rel(d.rel, first, p->a));
         if (dstar && !is_root && exists(p, f) == EX_MISSING) continue;
+        if (tail_is_commondir(tail)) continue;
         loc_t t = d.abs ? loc_abs(p, path_join(d.abs, glob_unescape(tail, p->a), p->a))
                         : loc_make(p, d.base, path_join_rel(d.rel, glob_unescape(tail, p->a), p->a));
         if (exists(p, t) == EX_MISSING && !block_missing(p, t, c)) return false;
@@ -685,6 +696,82 @@ static bool hide_unlisted(plan_t *p, const char *dir, int why)
     return true;
 }
 
+/* ---- repositories by their structure (SPEC §16, without the layer) ---------------------------------------- */
+
+/* The built-in [protect] cap with that origin (its first pattern): the
+ * origin named for a structural cap. NULL when [protect] turns it off. */
+static const rrule_t *protect_cap(plan_t *p, const char *origin)
+{
+    for (size_t i = 0; i < p->r->caps.n; i++) {
+        const rrule_t *c = &p->r->caps.v[i];
+        if (c->rule->kind == RK_PROTECT && c->rule->origin && strcmp(c->rule->origin, origin) == 0) return c;
+    }
+    return NULL;
+}
+
+static bool plan_writable(void *ctx, const char *dir)
+{
+    plan_t *p = ctx;
+    return level_at(p, loc_abs(p, dir)) == LVL_WRITE;
+}
+
+/* Caps gitdir's hooks/ and config read-only, and follows its commondir
+ * (which moves where git reads both) up to two pointers deep. whole: the
+ * missing ones are blocked too (git takes gitdir as a repository now, so a
+ * hooks/ or config made during the run would be run); otherwise only the
+ * existing ones are capped, and nothing appears in a directory that merely
+ * holds a HEAD. A commondir's target gets both, missing or not. */
+static bool cap_repo(plan_t *p, const char *gitdir, bool whole, unsigned depth)
+{
+    static const char *const names[] = {"hooks", "config"};
+    const rrule_t *caps[] = {protect_cap(p, "protect.git_hooks"), protect_cap(p, "protect.git_config")};
+    for (int i = 0; i < 2; i++) {
+        if (!caps[i]) continue;
+        loc_t t = loc_abs(p, path_join(gitdir, names[i], p->a));
+        if (!whole && exists(p, t) == EX_MISSING) continue;
+        if (!apply_cap(p, t, caps[i])) return false;
+    }
+    if (!caps[1] || depth >= 2) return true;
+    char *common = bwrap_repo_pointer(gitdir, false);
+    if (!common) return true;
+    /* the commondir itself is read-only too: it cannot be pointed elsewhere
+     * (a missing one is not blocked: git dies on an empty commondir) */
+    bool ok = apply_cap(p, loc_abs(p, path_join(gitdir, "commondir", p->a)), caps[1]);
+    char *err = NULL, *target = ok ? bwrap_repo_resolve(gitdir, common, plan_writable, p, &err) : NULL;
+    if (ok && !target) ok = fail(p, "%s", err);
+    if (target) ok = cap_repo(p, arena_strdup(p->a, target), true, depth + 1);
+    free(err);
+    free(target);
+    free(common);
+    return ok;
+}
+
+/* At a writable directory dir, listed as kids: is it a repository by its
+ * structure (a HEAD, whatever its type, as the layer decides: git takes
+ * objects/ and refs/ as symlinks, or from a commondir), or does it hold a
+ * gitfile (.git naming a gitdir elsewhere)? Caps what git would run. */
+static bool plan_repo_at(plan_t *p, const char *dir, char *const *kids, size_t n)
+{
+    bool head = false, objects = false, refs = false, common = false, dotgit = false;
+    for (size_t i = 0; i < n; i++) {
+        const char *k = kids[i];
+        head = head || strcmp(k, "HEAD") == 0;
+        objects = objects || strcmp(k, "objects") == 0;
+        refs = refs || strcmp(k, "refs") == 0;
+        common = common || strcmp(k, "commondir") == 0;
+        dotgit = dotgit || strcmp(k, ".git") == 0;
+    }
+    if (head && !cap_repo(p, dir, (objects && refs) || common, 0)) return false;
+    char *gitdir = dotgit ? bwrap_repo_pointer(dir, true) : NULL;
+    if (!gitdir) return true;
+    char *err = NULL, *target = bwrap_repo_resolve(dir, gitdir, plan_writable, p, &err);
+    bool ok = target ? cap_repo(p, arena_strdup(p->a, target), true, 1) : fail(p, "%s", err);
+    free(err);
+    free(target);
+    free(gitdir);
+    return ok;
+}
+
 static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, bool is_root)
 {
     plan_t *p = w->p;
@@ -719,7 +806,7 @@ static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, 
         vec_free(&kids);
         return hide_unlisted(p, dir, rerr);
     }
-    bool ok = true, unlisted = false;
+    bool ok = lvl != LVL_WRITE || plan_repo_at(p, dir, kids.v, kids.n), unlisted = false;
     for (size_t i = 0; i < kids.n; i++) {
         if (ok && !unlisted) {
             const char *path = path_join(dir, kids.v[i], p->a);

@@ -76,6 +76,37 @@ static const seccomp_family_t families[] = {
     {16, "AF_NETLINK", "NETLINK_ROUTE only: the sandbox's own interfaces and routes, read-only"},
 };
 
+/* A set-user-ID or set-group-ID file that the sandbox leaves behind runs
+ * as the sandbox's uid (for a non-root runtime, the user's own) for anyone
+ * who can reach the workspace later: a planted privilege, whatever the
+ * file system layer. Every way a process names a mode for a file is here;
+ * chown only clears the bits, and link/rename move a file without making
+ * one. (openat2 carries its mode in struct open_how, which seccomp cannot
+ * read: it is refused whole with ENOSYS in seccomp_libseccomp.c.) */
+static const seccomp_setid_t setid_calls[] = {
+    {"chmod", 1, -1, true},
+    {"fchmod", 1, -1, false},
+    {"fchmodat", 2, -1, false},
+    {"fchmodat2", 2, -1, false}, /* by number where libseccomp lacks the name */
+    {"creat", 1, -1, true},
+    {"open", 2, 1, true},
+    {"openat", 3, 2, false},
+    {"mknod", 1, -1, true},
+    {"mknodat", 2, -1, false},
+};
+
+const seccomp_setid_t *seccomp_setid_calls(size_t *n)
+{
+    *n = sizeof setid_calls / sizeof setid_calls[0];
+    return setid_calls;
+}
+
+bool seccomp_setid_refused(const seccomp_setid_t *c, const uint64_t args[6])
+{
+    if (c->flags_arg >= 0 && !(args[c->flags_arg] & (SECCOMP_O_CREAT | SECCOMP_O_TMPFILE))) return false;
+    return (args[c->mode_arg] & SECCOMP_SETID_BITS) != 0;
+}
+
 const seccomp_family_t *seccomp_families(size_t *n)
 {
     *n = sizeof families / sizeof families[0];

@@ -21,6 +21,11 @@
  *   mount, umount2, umount (only where the arch has it: neither x86_64 nor
  *   aarch64 does), pivot_root, move_mount, open_tree, fsopen, fsconfig,
  *   fsmount, fspick, mount_setattr
+ * and refuses, with EPERM, a set-user-ID or set-group-ID bit in a mode the
+ * sandbox asks for (seccomp_setid_calls(): chmod, fchmod, fchmodat,
+ * fchmodat2, and open/openat/creat/mknod/mknodat when they create), so no
+ * set-ID file of the sandbox's uid is left on the host; openat2, whose mode
+ * is in a struct the filter cannot read, fails with ENOSYS;
  * and kills the process (KILL_PROCESS) on any syscall made through another
  * ABI than the target's: i386 `int 0x80` and x32 on x86_64, AArch32 on
  * aarch64. personality() is left alone (see docs/seccomp.md).
@@ -112,6 +117,40 @@ typedef struct seccomp_denial {
 
 /* The deny list, in filter order; *n receives its length. Static storage. */
 const seccomp_denial_t *seccomp_denials(size_t *n);
+
+/* A call that can give a file a mode: refused with EPERM when that mode
+ * holds S_ISUID or S_ISGID (SECCOMP_SETID_BITS). The filter reads the mode
+ * in the low bits of its register only (mode_t and umode_t are narrower),
+ * so garbage in the high half changes nothing. A call with a flags argument
+ * (open, openat) uses the mode only when it creates (O_CREAT or
+ * O_TMPFILE, as the kernel's build_open_how decides): otherwise the mode
+ * register is ignored by the kernel and by the filter. mkdir and mkdirat
+ * are not listed: the kernel keeps only the permission and sticky bits of
+ * their mode (vfs_mkdir), and a directory gets S_ISGID only by inheriting
+ * it from a set-group-ID parent or by a chmod, which is refused here. */
+typedef struct seccomp_setid {
+    const char *syscall; /* name as the kernel and libseccomp spell it */
+    int mode_arg;        /* the argument (0-based) that holds the mode */
+    int flags_arg;       /* the open flags argument, or -1: the call always applies the mode */
+    bool optional;       /* absent on some arches (aarch64 has the *at calls only) */
+} seccomp_setid_t;
+
+/* The bits refused in a mode, and the open flags that make a call create.
+ * O_CREAT and __O_TMPFILE have these values on x86_64 and aarch64 alike
+ * (asm-generic/fcntl.h; x86 does not override them). */
+#define SECCOMP_SETID_BITS 06000u
+#define SECCOMP_O_CREAT 0100u
+#define SECCOMP_O_TMPFILE 020000000u
+/* fchmodat2's number, the same on every arch (the unified table since
+ * Linux 6.6): used when the libseccomp at hand does not know the name. */
+#define SECCOMP_NR_FCHMODAT2 452
+
+/* The calls above, in filter order; *n receives the count. Static storage. */
+const seccomp_setid_t *seccomp_setid_calls(size_t *n);
+
+/* Is the mode of call c with these arguments refused (EPERM)? The rule the
+ * filter implements, for the build's self-check and the tests. */
+bool seccomp_setid_refused(const seccomp_setid_t *c, const uint64_t args[6]);
 
 /* An address family socket() may use (SPEC §13: by list, not by exception). */
 typedef struct seccomp_family {

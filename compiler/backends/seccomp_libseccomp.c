@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bpf.h"
@@ -124,6 +125,72 @@ static bool add_family_rules(scmp_filter_ctx ctx, const char *call, const char *
     return true;
 }
 
+/* The host-numbered syscall of a set-ID rule in *nr, or -1 there when
+ * opts->arch has none (an optional call); false with *err when it cannot
+ * be named. fchmodat2 is new (Linux 6.6): an older libseccomp does not
+ * know its name, but its number is the same on every arch. */
+static bool setid_nr(const seccomp_opts_t *opts, const seccomp_setid_t *c, int *nr, char **err)
+{
+    *nr = -1;
+    if (seccomp_arch_syscall_nr(opts->arch, c->syscall) < 0) {
+        if (strcmp(c->syscall, "fchmodat2") == 0) *nr = SECCOMP_NR_FCHMODAT2;
+        else if (!c->optional) {
+            *err = xasprintf("seccomp: libseccomp does not know %s on %s; upgrade it", c->syscall,
+                             seccomp_arch_name(opts->arch));
+            return false;
+        }
+        return true;
+    }
+    *nr = seccomp_syscall_resolve_name(c->syscall);
+    if (*nr != __NR_SCMP_ERROR) return true;
+    *err = xasprintf("seccomp: libseccomp cannot resolve %s", c->syscall);
+    return false;
+}
+
+/* Set-ID bits (seccomp_setid_calls): one rule per refused bit, and for the
+ * open calls per flag that creates, so each rule is a plain conjunction of
+ * masked compares (libseccomp ANDs the comparisons of one rule, ORs the
+ * rules). All share one action, so their order does not matter. openat2
+ * is refused whole with ENOSYS: its flags and mode are in struct open_how,
+ * behind a pointer seccomp cannot follow, and ENOSYS is what a kernel
+ * without it answers, so callers fall back to openat (glibc's open and
+ * openat never use openat2; only programs that call it themselves do). */
+static bool add_setid_rules(scmp_filter_ctx ctx, const seccomp_opts_t *opts, char **err)
+{
+    const char *an = seccomp_arch_name(opts->arch);
+    static const uint32_t bits[] = {S_ISUID, S_ISGID}, creating[] = {SECCOMP_O_CREAT, SECCOMP_O_TMPFILE};
+    size_t n;
+    const seccomp_setid_t *calls = seccomp_setid_calls(&n);
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const seccomp_setid_t *c = &calls[i];
+        int nr;
+        if (!setid_nr(opts, c, &nr, err)) return false;
+        if (nr == -1) continue;
+        for (size_t b = 0; b < 2 && !rc; b++) {
+            struct scmp_arg_cmp mode = {(unsigned)c->mode_arg, SCMP_CMP_MASKED_EQ, bits[b], bits[b]};
+            if (c->flags_arg < 0) {
+                rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, &mode);
+                continue;
+            }
+            for (size_t f = 0; f < 2 && !rc; f++) {
+                struct scmp_arg_cmp cmp[2] = {{(unsigned)c->flags_arg, SCMP_CMP_MASKED_EQ, creating[f], creating[f]},
+                                              mode};
+                rc = seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM), nr, 2, cmp);
+            }
+        }
+        if (rc) return fail_rc(err, rc, xasprintf("cannot add the set-ID rules for %s on %s", c->syscall, an));
+    }
+    int nr = seccomp_syscall_resolve_name("openat2");
+    if (nr == __NR_SCMP_ERROR || seccomp_arch_syscall_nr(opts->arch, "openat2") < 0) {
+        *err = xasprintf("seccomp: libseccomp does not know openat2 on %s; upgrade it", an);
+        return false;
+    }
+    if ((rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0)))
+        return fail_rc(err, rc, xasprintf("cannot add the rule for openat2 on %s", an));
+    return true;
+}
+
 static bool add_rules(scmp_filter_ctx ctx, const seccomp_opts_t *opts, char **err)
 {
     const char *an = seccomp_arch_name(opts->arch);
@@ -159,7 +226,8 @@ static bool add_rules(scmp_filter_ctx ctx, const seccomp_opts_t *opts, char **er
         }
         if (rc) return fail_rc(err, rc, xasprintf("cannot add the rule for %s on %s", d->syscall, an));
     }
-    return add_family_rules(ctx, "socket", an, err) && add_family_rules(ctx, "socketpair", an, err);
+    return add_family_rules(ctx, "socket", an, err) && add_family_rules(ctx, "socketpair", an, err) &&
+           add_setid_rules(ctx, opts, err);
 }
 
 /* libseccomp 2.5 exports only to a file descriptor: use an anonymous memfd
@@ -232,6 +300,47 @@ static bool self_check_families(const seccomp_opts_t *opts, const buf_t *prog, c
     return true;
 }
 
+/* Every set-ID call with modes and flags that must pass or be refused,
+ * hostile high halves included, and openat2 refused with ENOSYS. */
+static bool self_check_setid(const seccomp_opts_t *opts, const buf_t *prog, char **err)
+{
+    static const uint64_t modes[] = {0644, 0755, 01777, 04755, 02755, 06777, 04000, 02000,
+                                     0xffffffff00000755ull, 0x100000000ull | 04755, 0100000 | 04755 /* S_IFREG */};
+    static const uint64_t flags[] = {0, 01 /* O_WRONLY */, SECCOMP_O_CREAT | 01, SECCOMP_O_TMPFILE | 0200000 | 02,
+                                     0xffffffff00000000ull, 0x100000000ull | SECCOMP_O_CREAT};
+    bpf_seccomp_data_t d = {0};
+    d.arch = seccomp_audit_arch(opts->arch);
+    size_t n;
+    const seccomp_setid_t *calls = seccomp_setid_calls(&n);
+    for (size_t i = 0; i < n; i++) {
+        const seccomp_setid_t *c = &calls[i];
+        d.nr = seccomp_arch_syscall_nr(opts->arch, c->syscall);
+        if (d.nr < 0 && strcmp(c->syscall, "fchmodat2") == 0) d.nr = SECCOMP_NR_FCHMODAT2;
+        if (d.nr < 0) continue;
+        for (size_t m = 0; m < sizeof modes / sizeof *modes; m++)
+            for (size_t f = 0; f < sizeof flags / sizeof *flags; f++) {
+                memset(d.args, 0, sizeof d.args);
+                d.args[c->mode_arg] = modes[m];
+                if (c->flags_arg >= 0) d.args[c->flags_arg] = flags[f];
+                uint32_t want = seccomp_setid_refused(c, d.args) ? BPF_RET_ERRNO | EPERM : BPF_RET_ALLOW;
+                uint32_t got = bpf_run(prog->p, prog->len, &d, NULL);
+                if (got != want) {
+                    *err = xasprintf("seccomp: self-check failed on %s: %s with mode %#llo, flags %#llo gives %#x, not %#x",
+                                     seccomp_arch_name(opts->arch), c->syscall, (unsigned long long)modes[m],
+                                     (unsigned long long)flags[f], got, want);
+                    return false;
+                }
+            }
+    }
+    memset(d.args, 0, sizeof d.args);
+    d.nr = seccomp_arch_syscall_nr(opts->arch, "openat2");
+    if (bpf_run(prog->p, prog->len, &d, NULL) != (BPF_RET_ERRNO | ENOSYS)) {
+        *err = xasprintf("seccomp: self-check failed on %s: openat2 is not refused with ENOSYS", seccomp_arch_name(opts->arch));
+        return false;
+    }
+    return true;
+}
+
 /* The kafel habit inside the build: before the program leaves, run it
  * through our own interpreter and insist on every promise of the header. */
 static bool self_check(const seccomp_opts_t *opts, const buf_t *prog, char **err)
@@ -259,7 +368,7 @@ static bool self_check(const seccomp_opts_t *opts, const buf_t *prog, char **err
             return false;
         }
     }
-    if (!self_check_families(opts, prog, err)) return false;
+    if (!self_check_families(opts, prog, err) || !self_check_setid(opts, prog, err)) return false;
     d.args[0] = 0;
     d.nr = seccomp_arch_syscall_nr(opts->arch, "getpid");
     uint32_t allow = bpf_run(prog->p, prog->len, &d, NULL);

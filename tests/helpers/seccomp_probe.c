@@ -24,6 +24,7 @@
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -109,6 +110,53 @@ static long ck_write_file(void)
     close(fd);
     return n == 3 ? 0 : -1;
 }
+/* Set-ID modes (SPEC §13). Each refused call names a path that does not
+ * exist (or fd -1): without the filter the kernel answers ENOENT or EBADF,
+ * so EPERM can only be the filter's. Raw syscalls, so that the call the
+ * name says is the one made (glibc's open and creat are openat). */
+#define NOPE "/nonexistent-drun-probe/f"
+static long ck_fchmodat_setuid(void) { return syscall(SYS_fchmodat, AT_FDCWD, NOPE, 04755); }
+static long ck_fchmod_setgid(void) { return syscall(SYS_fchmod, -1, 02755); }
+static long ck_fchmodat2_setuid(void) { return syscall(452 /* fchmodat2 */, AT_FDCWD, NOPE, 04755, 0); }
+static long ck_openat_creat_setuid(void) { return syscall(SYS_openat, AT_FDCWD, NOPE, O_WRONLY | O_CREAT, 04755); }
+static long ck_openat_creat_setgid(void) { return syscall(SYS_openat, AT_FDCWD, NOPE, O_WRONLY | O_CREAT, 02755); }
+static long ck_openat_tmpfile_setuid(void) { return syscall(SYS_openat, AT_FDCWD, "/nonexistent-drun-probe", O_TMPFILE | O_WRONLY, 04755); }
+static long ck_mknodat_setuid(void) { return syscall(SYS_mknodat, AT_FDCWD, NOPE, S_IFREG | 04755, 0); }
+#ifdef SYS_chmod
+static long ck_x_chmod_setgid(void) { return syscall(SYS_chmod, NOPE, 02755); }
+static long ck_x_creat_setuid(void) { return syscall(SYS_creat, NOPE, 04755); }
+static long ck_x_open_creat_setuid(void) { return syscall(SYS_open, NOPE, O_WRONLY | O_CREAT, 04755); }
+static long ck_x_mknod_setgid(void) { return syscall(SYS_mknod, NOPE, S_IFREG | 02755, 0); }
+#endif
+/* openat2 carries its mode in a struct: refused whole with ENOSYS */
+static long ck_openat2(void)
+{
+    uint64_t how[3] = {O_RDONLY, 0, 0}; /* struct open_how: flags, mode, resolve */
+    return syscall(SYS_openat2, AT_FDCWD, NOPE, how, sizeof how);
+}
+/* what stays allowed: modes without the bits, a mode the open ignores
+ * (no O_CREAT), and mkdir with S_ISGID (the kernel drops it) */
+static long ck_chmod_plain(void)
+{
+    int fd = open("drun-probe-mode", O_WRONLY | O_CREAT, 0600);
+    if (fd < 0) return -1;
+    close(fd);
+    long r = syscall(SYS_fchmodat, AT_FDCWD, "drun-probe-mode", 01755);
+    unlink("drun-probe-mode");
+    return r;
+}
+static long ck_openat_nocreat_setuid(void)
+{
+    long fd = syscall(SYS_openat, AT_FDCWD, ".", O_RDONLY | O_DIRECTORY, 04755);
+    if (fd >= 0) close((int)fd);
+    return fd;
+}
+static long ck_mkdir_setgid(void)
+{
+    long r = syscall(SYS_mkdirat, AT_FDCWD, "drun-probe-dir", 02755);
+    if (r == 0) rmdir("drun-probe-dir");
+    return r;
+}
 #if defined(__x86_64__)
 /* getpid through the i386 entry (int 0x80, i386 number 20). */
 static long ck_int80_getpid(void)
@@ -154,6 +202,23 @@ static const struct { const char *name; check_fn fn; } checks[] = {
     {"process-vm-readv", ck_process_vm_readv},
     {"getpid", ck_getpid},
     {"write-file", ck_write_file},
+    {"fchmodat-setuid", ck_fchmodat_setuid},
+    {"fchmod-setgid", ck_fchmod_setgid},
+    {"fchmodat2-setuid", ck_fchmodat2_setuid},
+    {"openat-creat-setuid", ck_openat_creat_setuid},
+    {"openat-creat-setgid", ck_openat_creat_setgid},
+    {"openat-tmpfile-setuid", ck_openat_tmpfile_setuid},
+    {"mknodat-setuid", ck_mknodat_setuid},
+#ifdef SYS_chmod
+    {"chmod-setgid", ck_x_chmod_setgid},
+    {"creat-setuid", ck_x_creat_setuid},
+    {"open-creat-setuid", ck_x_open_creat_setuid},
+    {"mknod-setgid", ck_x_mknod_setgid},
+#endif
+    {"openat2", ck_openat2},
+    {"chmod-plain", ck_chmod_plain},
+    {"openat-nocreat-setuid", ck_openat_nocreat_setuid},
+    {"mkdir-setgid", ck_mkdir_setgid},
 #if defined(__x86_64__)
     {"int80-getpid", ck_int80_getpid},
     {"x32-getpid", ck_x32_getpid},

@@ -84,6 +84,96 @@ static void build(seccomp_arch_t a, bool unix_ok, buf_t *out)
     free(err);
 }
 
+/* Set-ID modes (SPEC §13): calls by number (written out, as above), the
+ * argument that holds the mode and, for the open calls, the flags; -1 =
+ * no such call on the arch. The expectations are spelled out per case, not
+ * computed by seccomp_setid_refused (which the build's self-check uses). */
+typedef struct { const char *name; int x86_64, aarch64, mode_arg, flags_arg; } setid_nr_t;
+static const setid_nr_t setid_calls[] = {
+    {"chmod", 90, -1, 1, -1},      {"fchmod", 91, 52, 1, -1},   {"fchmodat", 268, 53, 2, -1},
+    {"fchmodat2", 452, 452, 2, -1}, {"creat", 85, -1, 1, -1},    {"open", 2, -1, 2, 1},
+    {"openat", 257, 56, 3, 2},      {"mknod", 133, -1, 1, -1},   {"mknodat", 259, 33, 2, -1},
+};
+#define O_CREAT_ 0100u
+#define O_TMPFILE_ (020000000u | 0200000u) /* __O_TMPFILE | O_DIRECTORY (x86_64) */
+#define ENOSYS_RET (BPF_RET_ERRNO | 38u)
+
+static uint32_t run_args(const buf_t *prog, uint32_t arch, int nr, const uint64_t args[6])
+{
+    bpf_seccomp_data_t d = {0};
+    d.arch = arch;
+    d.nr = nr;
+    memcpy(d.args, args, sizeof d.args);
+    bool ok = false;
+    uint32_t r = bpf_run(prog->p, prog->len, &d, &ok);
+    return ok ? r : BPF_RUN_INVALID;
+}
+
+/* One call with mode (and flags where it has them) against want. */
+static void setid_case(const buf_t *p, seccomp_arch_t a, const setid_nr_t *c, uint64_t mode, uint64_t flags,
+                       uint32_t want)
+{
+    int nr = a == SECCOMP_X86_64 ? c->x86_64 : c->aarch64;
+    if (nr < 0) return;
+    uint64_t args[6] = {3, 4, 5, 6, 7, 8}; /* fds and pointers: must not matter */
+    args[c->mode_arg] = mode;
+    if (c->flags_arg >= 0) args[c->flags_arg] = flags;
+    char name[200];
+    snprintf(name, sizeof name, "%s: %s mode %#llo flags %#llo -> %s", seccomp_arch_name(a), c->name,
+             (unsigned long long)mode, (unsigned long long)flags, want == BPF_RET_ALLOW ? "ALLOW" : "ERRNO(EPERM)");
+    uint32_t arch = a == SECCOMP_X86_64 ? AUDIT_X86_64 : AUDIT_AARCH64;
+    CHECK_INT(run_args(p, arch, nr, args), want, name);
+}
+
+static void test_setid(seccomp_arch_t a, const buf_t *p)
+{
+    for (size_t i = 0; i < sizeof setid_calls / sizeof *setid_calls; i++) {
+        const setid_nr_t *c = &setid_calls[i];
+        bool opens = c->flags_arg >= 0;
+        uint64_t create = opens ? O_CREAT_ | 01 /* O_WRONLY */ : 0;
+        /* ordinary modes pass */
+        setid_case(p, a, c, 0644, create, BPF_RET_ALLOW);
+        setid_case(p, a, c, 0755, create, BPF_RET_ALLOW);
+        setid_case(p, a, c, 01777, create, BPF_RET_ALLOW); /* sticky is not set-ID */
+        setid_case(p, a, c, 0100644, create, BPF_RET_ALLOW); /* S_IFREG, as mknod takes it */
+        /* either set-ID bit is refused, alone or together, with a file type, or high garbage */
+        setid_case(p, a, c, 04755, create, EPERM_RET);
+        setid_case(p, a, c, 02755, create, EPERM_RET);
+        setid_case(p, a, c, 06777, create, EPERM_RET);
+        setid_case(p, a, c, 04000, create, EPERM_RET);
+        setid_case(p, a, c, 0102755, create, EPERM_RET);
+        setid_case(p, a, c, 0xffffffff00004755ull, create, EPERM_RET);
+        setid_case(p, a, c, 0x100000000ull | 0755, create, BPF_RET_ALLOW); /* the kernel reads the low half */
+        if (!opens) continue;
+        /* the open calls: the mode counts only when they create */
+        setid_case(p, a, c, 04755, 0 /* O_RDONLY */, BPF_RET_ALLOW);
+        setid_case(p, a, c, 06755, 02 | 01000 /* O_RDWR | O_TRUNC */, BPF_RET_ALLOW);
+        setid_case(p, a, c, 04755, O_TMPFILE_ | 02, EPERM_RET);
+        setid_case(p, a, c, 02755, O_TMPFILE_ | 02, EPERM_RET);
+        setid_case(p, a, c, 0600, O_TMPFILE_ | 02, BPF_RET_ALLOW);
+        setid_case(p, a, c, 04755, O_CREAT_ | 0200 /* O_EXCL */ | 0xffffffff00000000ull, EPERM_RET);
+        setid_case(p, a, c, 04755, 0xffffffff00000000ull, BPF_RET_ALLOW);
+    }
+    uint32_t arch = a == SECCOMP_X86_64 ? AUDIT_X86_64 : AUDIT_AARCH64;
+    uint64_t none[6] = {0};
+    char name[120];
+    snprintf(name, sizeof name, "%s: openat2 (437) -> ERRNO(ENOSYS), its mode is out of reach", seccomp_arch_name(a));
+    CHECK_INT(run_args(p, arch, 437, none), ENOSYS_RET, name);
+    /* mkdir: the kernel drops S_ISGID from mkdir's mode (vfs_mkdir): allowed */
+    uint64_t mk[6] = {0, 02755, 0, 0, 0, 0}, mkat[6] = {0, 0, 02755, 0, 0, 0};
+    if (a == SECCOMP_X86_64) CHECK_INT(run_args(p, arch, 83, mk), BPF_RET_ALLOW, "x86_64: mkdir mode 02755 -> ALLOW");
+    snprintf(name, sizeof name, "%s: mkdirat mode 02755 -> ALLOW", seccomp_arch_name(a));
+    CHECK_INT(run_args(p, arch, a == SECCOMP_X86_64 ? 258 : 34, mkat), BPF_RET_ALLOW, name);
+    /* the table the filter is built from names the same calls */
+    size_t n;
+    const seccomp_setid_t *t = seccomp_setid_calls(&n);
+    CHECK_INT(n, sizeof setid_calls / sizeof *setid_calls, "seccomp_setid_calls lists every set-ID call");
+    for (size_t i = 0; i < n && i < sizeof setid_calls / sizeof *setid_calls; i++)
+        CHECK(!strcmp(t[i].syscall, setid_calls[i].name) && t[i].mode_arg == setid_calls[i].mode_arg &&
+                  t[i].flags_arg == setid_calls[i].flags_arg,
+              setid_calls[i].name);
+}
+
 static void test_arch(seccomp_arch_t a)
 {
     const char *an = seccomp_arch_name(a);
@@ -106,6 +196,8 @@ static void test_arch(seccomp_arch_t a)
         snprintf(name, sizeof name, "%s: libseccomp agrees %s is %d", an, denied[i].name, nr);
         CHECK_INT(seccomp_arch_syscall_nr(a, denied[i].name), nr, name);
     }
+    test_setid(a, &p);
+    test_setid(a, &u);
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++) {
         int nr = nr_of(&allowed[i], a);
         snprintf(name, sizeof name, "%s: %s (%d) -> ALLOW", an, allowed[i].name, nr);
@@ -227,20 +319,24 @@ static void test_disasm_pins(void)
     CHECK_INT(lines, p.len / 8, "one line per instruction");
     const char *pins[] = {
         "0000: 0020 00 00 00000004  ld [4]                       ; arch",
-        "0001: 0015 00 4c c000003e  jeq #0xc000003e, 2, 78       ; arch == AUDIT_ARCH_X86_64",
-        "0002: 0020 00 00 00000000  ld [0]                       ; nr",
+        "0001: 0015 00 96 c000003e  jeq #0xc000003e, 2, 152      ; arch == AUDIT_ARCH_X86_64",
         "0003: 0035 00 01 40000000  jge #0x40000000, 4, 5        ; nr >= 0x40000000 (x32 ABI bit)",
-        "0004: 0015 00 49 ffffffff  jeq #0xffffffff, 5, 78       ; nr == -1",
-        "0005: 0015 46 00 00000065  jeq #0x65, 76, 6             ; nr == ptrace",
-        "0029: 0015 00 0f 00000035  jeq #0x35, 30, 45            ; nr == socketpair",
-        "0045: 0015 00 1d 00000029  jeq #0x29, 46, 75            ; nr == socket",
-        "0054: 0006 00 00 0005005d  ret #0x5005d                 ; ERRNO(93)",
-        "0068: 0015 07 00 00000001  jeq #0x1, 76, 69             ; args[0].lo == 1",
-        "0074: 0025 02 00 00000010  jgt #0x10, 77, 75            ; args[0].lo > 0x10",
-        "0075: 0006 00 00 7fff0000  ret #0x7fff0000              ; ALLOW",
-        "0076: 0006 00 00 00050001  ret #0x50001                 ; ERRNO(1)",
-        "0077: 0006 00 00 00050061  ret #0x50061                 ; ERRNO(97)",
-        "0078: 0006 00 00 80000000  ret #0x80000000              ; KILL_PROCESS",
+        "0004: 0015 00 93 ffffffff  jeq #0xffffffff, 5, 152      ; nr == -1",
+        "0005: 0015 90 00 00000065  jeq #0x65, 150, 6            ; nr == ptrace",
+        "0028: 0015 00 01 000001b5  jeq #0x1b5, 29, 30           ; nr == openat2",
+        "0029: 0006 00 00 00050026  ret #0x50026                 ; ERRNO(38)",
+        "0046: 0015 13 00 000001c4  jeq #0x1c4, 66, 47           ; nr == fchmodat2",
+        "0053: 0015 00 09 00400000  jeq #0x400000, 54, 63        ; args[1].lo & 0x400000 == 0x400000",
+        "0081: 0015 00 09 00400000  jeq #0x400000, 82, 91        ; args[2].lo & 0x400000 == 0x400000",
+        "0103: 0015 00 0f 00000035  jeq #0x35, 104, 119          ; nr == socketpair",
+        "0119: 0015 00 1d 00000029  jeq #0x29, 120, 149          ; nr == socket",
+        "0128: 0006 00 00 0005005d  ret #0x5005d                 ; ERRNO(93)",
+        "0142: 0015 07 00 00000001  jeq #0x1, 150, 143           ; args[0].lo == 1",
+        "0148: 0025 02 00 00000010  jgt #0x10, 151, 149          ; args[0].lo > 0x10",
+        "0149: 0006 00 00 7fff0000  ret #0x7fff0000              ; ALLOW",
+        "0150: 0006 00 00 00050001  ret #0x50001                 ; ERRNO(1)",
+        "0151: 0006 00 00 00050061  ret #0x50061                 ; ERRNO(97)",
+        "0152: 0006 00 00 80000000  ret #0x80000000              ; KILL_PROCESS",
     };
     for (size_t i = 0; i < sizeof pins / sizeof pins[0]; i++) {
         char name[64];
@@ -252,7 +348,7 @@ static void test_disasm_pins(void)
     buf_truncate(&d2, 0);
     build(SECCOMP_AARCH64, false, &p);
     bpf_disasm(p.p, p.len, &d2);
-    CHECK(has_line(d2.p, "0001: 0015 00 4a c00000b7  jeq #0xc00000b7, 2, 76       ; arch == AUDIT_ARCH_AARCH64"),
+    CHECK(has_line(d2.p, "0001: 0015 00 7e c00000b7  jeq #0xc00000b7, 2, 128      ; arch == AUDIT_ARCH_AARCH64"),
           "aarch64 disassembly pin: arch check");
     CHECK(strstr(d2.p, "; nr == umount2\n") && strstr(d2.p, "jeq #0xc6, ") && !strstr(d2.p, "x32"),
           "aarch64 disassembly: umount2, socket 198, no x32 check");
