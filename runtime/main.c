@@ -394,6 +394,7 @@ static bool http_options(const args_t *a, size_t max_msg, http_opts_t *h)
 
 int main(int argc, char **argv)
 {
+    sandbox_helper_main(argc, argv); /* the access-time layer's daemon (sandbox.h): never returns */
     int relay = relay_main(argc, argv); /* inside a sandbox: its proxy relay (proxy.h) */
     if (relay >= 0) _exit(relay); /* nothing to flush; no sanitizer exit check in place of the command's status */
     /* RSS of a long-lived server with one thread per HTTP connection: glibc

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "paths.h"
+#include "path.h"
 
 /* A pointer file is a line of text: git reads it whole and trims it. Past
  * this size it is not one (and git would not find a directory there). */

@@ -3,9 +3,11 @@
  *
  *   fuse_ops.c    the filesystem: FUSE low-level operations over one granted
  *                 tree, by fd, each checked with decide_path() (decide.h)
- *   fuse_serve.c  the runner's side: which trees, the daemon (a forked child
- *                 of the runner), its mounts, its death, the plan's binds,
+ *   fuse_serve.c  the runner's side: which trees, the daemon (a child of
+ *                 the runner), its mounts, its death, the plan's binds,
  *                 and the record of refusals
+ *   fuse_exec.c   the daemon as a fresh run of this binary: what the runner
+ *                 hands it (fuse_exec.h), and how it rebuilds the policy
  */
 #ifndef DRUN_FSLAYER_H
 #define DRUN_FSLAYER_H

@@ -10,8 +10,10 @@
  *    keep plain read-only binds: they carry no cap the sandbox could get
  *    round, and a bind is faster. run's scratch dir is a fresh tmpfs,
  *    gone with the sandbox: not served.
- *  - The daemon is a child forked by the runner before bwrap is given its
- *    options (drun-policy run, and drun-mcp, which shares this module). It
+ *  - The daemon is a child of the runner, started before bwrap is given its
+ *    options (drun-policy run, and drun-mcp, which shares this module), as
+ *    a fresh run of this binary (fuse_exec.c: a child forked from a
+ *    threaded runner could wait forever on a lock copied held). It
  *    keeps only its own fds (the trees' fds, /dev/fuse, the record), mounts
  *    one FUSE filesystem per tree at STATE/run/fuse/PID.SEQ.N (dark in
  *    every sandbox: the state dir is runtime-owned), says so on a pipe,
@@ -65,6 +67,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "fuse_exec.h"
 #include "path.h"
 #include "sbx_int.h"
 
@@ -423,6 +426,22 @@ static _Noreturn void daemon_main(fsl_t *l, const resolved_t *r, const roots_t *
     _exit(0);
 }
 
+_Noreturn void fuse_serve_daemon(const fuse_exec_spec_t *s)
+{
+    fsl_t l = {0};
+    l.daemon = -1;
+    l.pidfd = l.stop_fd = l.run_fd = l.guard_w = -1;
+    l.log_fd = s->log_fd;
+    l.guard_r = s->guard_r;
+    for (size_t i = 0; i < s->ntrees; i++) {
+        const fuse_exec_tree_t *t = &s->trees[i];
+        fsl_tree_t x = {xstrdup(t->path), t->fd, xstrdup(t->name), xstrdup(t->mnt), false,
+                        t->backing ? xstrdup(t->backing) : NULL};
+        vec_push(&l.trees, x);
+    }
+    daemon_main(&l, s->r, s->roots, s->parent, s->ready_w);
+}
+
 /* run's scratch: a fresh directory beside the mount points, the sandbox
  * user's, which the layer serves in place of the tmpfs. */
 static bool make_backing(fsl_t *l, fsl_tree_t *t, char **err)
@@ -549,12 +568,35 @@ static bool start_daemon(fsl_t *l, const resolved_t *r, const roots_t *roots, ch
         *err = xasprintf("cannot start the filesystem layer: %s", strerror(errno));
         return false;
     }
+    /* The daemon runs this binary afresh (fuse_exec.c): a child of a
+     * threaded runner may only exec. Everything it needs is prepared here. */
     pid_t parent = getpid();
-    l->daemon = fork();
-    if (l->daemon == 0) {
-        close(rp[0]);
-        daemon_main(l, r, roots, parent, rp[1]);
+    fuse_exec_tree_t *st = xcalloc(l->trees.n ? l->trees.n : 1, sizeof *st);
+    int *fds = xcalloc(l->trees.n + 4, sizeof *fds);
+    size_t nfd = 0;
+    for (size_t i = 0; i < l->trees.n; i++) {
+        const fsl_tree_t *t = &l->trees.v[i];
+        st[i] = (fuse_exec_tree_t){t->path, t->name, t->mnt, t->backing, t->fd};
+        fds[nfd++] = t->fd;
     }
+    fuse_exec_spec_t spec = {parent, rp[1], l->log_fd, l->guard_r, st, l->trees.n, r, roots};
+    int spec_fd = fuse_exec_spec_write(&spec, err);
+    free(st);
+    fuse_exec_argv_t av;
+    if (spec_fd >= 0) {
+        fuse_exec_argv(spec_fd, &av);
+        fds[nfd++] = rp[1];
+        fds[nfd++] = l->log_fd;
+        fds[nfd++] = l->guard_r;
+        fds[nfd++] = spec_fd;
+        l->daemon = fork();
+        if (l->daemon == 0) fuse_exec_run(&av, fds, nfd);
+        close(spec_fd);
+    } else {
+        l->daemon = -1;
+        errno = EIO;
+    }
+    free(fds);
     close(rp[1]);
     close(l->guard_r); /* the daemon's (and its guard's) now */
     l->guard_r = -1;
@@ -564,7 +606,7 @@ static bool start_daemon(fsl_t *l, const resolved_t *r, const roots_t *roots, ch
     }
     if (l->daemon < 0) {
         close(rp[0]);
-        *err = xasprintf("cannot start the filesystem layer: %s", strerror(errno));
+        if (!*err) *err = xasprintf("cannot start the filesystem layer: %s", strerror(errno));
         return false;
     }
     char msg[512];

@@ -25,6 +25,7 @@
 #include "compile.h"
 #include "digest.h"
 #include "fslayer.h"
+#include "fuse_exec.h"
 #include "lattice.h"
 #include "fsutil.h"
 #include "jsonr.h"
@@ -198,6 +199,8 @@ fail:
     sandbox_free(s);
     return NULL;
 }
+
+int sandbox_helper_main(int argc, char **argv) { return fuse_exec_daemon_main(argc, argv); }
 
 const policy_t *sandbox_policy(const sandbox_t *s) { return s->pol; }
 const resolved_t *sandbox_resolved(const sandbox_t *s) { return s->res; }

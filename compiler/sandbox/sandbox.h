@@ -72,6 +72,12 @@ bool sandbox_use_user(const char *spec, char **err);
 /* The host uid and gid sandboxes of this process run as (the caller's own
  * when not root). */
 void sandbox_user(uid_t *uid, gid_t *gid);
+
+/* The runner's own helper processes run this binary again with a hidden
+ * first argument (the access-time layer's daemon, fuse_exec.c): both mains
+ * call this first. -1 when argv is not one of them; otherwise it does not
+ * return. */
+int sandbox_helper_main(int argc, char **argv);
 /* True when the sandbox's host uid can write the directory fd is (its
  * owner, or group/other write for it). */
 bool sandbox_user_can_write(int fd);
