@@ -154,40 +154,7 @@ static bool layer_off(void)
     return e && (strcmp(e, "off") == 0 || strcmp(e, "0") == 0);
 }
 
-/* The FUSE device; DRUN_FUSE_DEV names another for the tests of the
- * fallback (a path that is not one: the layer is unavailable). */
-static const char *fuse_dev(void)
-{
-    const char *d = getenv("DRUN_FUSE_DEV");
-    return d && *d ? d : "/dev/fuse";
-}
-
-bool fsl_available(const char **why)
-{
-    if (layer_off()) {
-        *why = "DRUN_FS_LAYER=off";
-        return false;
-    }
-    struct stat st;
-    const char *dev = fuse_dev();
-    if (stat(dev, &st) != 0 || !S_ISCHR(st.st_mode)) {
-        *why = "/dev/fuse does not exist";
-        return false;
-    }
-    /* fusermount3 opens it with the user's rights too: a 0600 /dev/fuse
-     * (some containers) is for root alone */
-    int fd = open(dev, O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-        *why = "/dev/fuse cannot be opened by this user";
-        return false;
-    }
-    close(fd);
-    if (geteuid() != 0 && access("/usr/bin/fusermount3", X_OK) != 0 && access("/bin/fusermount3", X_OK) != 0) {
-        *why = "fusermount3 is not installed (apt-get install fuse3)";
-        return false;
-    }
-    return true;
-}
+bool fsl_available(const char **why) { return facts_fs_layer_usable(why); }
 
 /* ---- trees -------------------------------------------------------------------------------------------------------- */
 
