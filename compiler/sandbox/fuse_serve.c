@@ -15,9 +15,10 @@
  *    keeps only its own fds (the trees' fds, /dev/fuse, the record), mounts
  *    one FUSE filesystem per tree at STATE/run/fuse/PID.SEQ.N (dark in
  *    every sandbox: the state dir is runtime-owned), says so on a pipe,
- *    drops to the sandbox's host user when the runner is root, and serves
- *    each tree with libfuse's multi-threaded loop. It dies with the runner
- *    (PR_SET_PDEATHSIG).
+ *    drops to the sandbox's host user when the runner is root, starts a
+ *    fixed pool of workers per tree and a watchdog, and only then says it
+ *    is ready. It dies with the runner (PR_SET_PDEATHSIG). Each tree's root
+ *    is opened with no symlink followed anywhere in its path.
  *  - The plan: the mount planner sees a view of the policy without the caps
  *    the layer enforces (every glob cap, and every literal cap inside a
  *    served tree), so it neither walks the trees nor places a block or a
@@ -29,13 +30,17 @@
  *    fd bind keeps bwrap's inode check and closes the fd; the raw
  *    directory under the FUSE bind cannot be reached: no mount calls in
  *    the sandbox).
- *  - Fail closed: if the daemon dies, every access below a served tree
- *    fails (ENOTCONN: the kernel aborts the connection; the raw tree was
- *    never mounted there), a watcher thread kills bwrap, and the run ends
- *    saying so. If the layer cannot start (no /dev/fuse, no fusermount3
- *    when not root), the run falls back to the mount plan of before, says
- *    which caps then hold only where a mount could be placed, and goes on.
- *    DRUN_FS_LAYER=off asks for the fallback (the bench compares the two).
+ *  - Fail closed: if the daemon dies (or its watchdog ends it: a request
+ *    stuck past the deadline), every access below a served tree fails
+ *    (ENOTCONN: the kernel aborts the connection; the raw tree was never
+ *    mounted there), a watcher thread kills bwrap, and the run ends saying
+ *    so. If the layer cannot be used here (no /dev/fuse, no fusermount3
+ *    when not root: facts_fs_layer_usable), the run falls back to the mount
+ *    plan of before, says which caps then hold only where a mount could be
+ *    placed, and goes on; DRUN_FS_LAYER=off asks for that fallback (the
+ *    bench compares the two). If it can be used but does not start (a root
+ *    now a symlink, threads, mounts, the start deadline), the run is
+ *    refused.
  */
 #define FUSE_USE_VERSION 312
 #include "fslayer.h"
