@@ -50,6 +50,7 @@ static facts_t *facts_new(target_t t)
     f->arch = "x86_64";
     f->home = "/";
     f->bwrap_version = "";
+    f->fs_layer = -1;
     f->origin = "facts JSON";
     return f;
 }
@@ -304,6 +305,42 @@ static void probe_bwrap(facts_t *f)
     free(bin);
 }
 
+bool facts_fs_layer_usable(const char **why)
+{
+    const char *off = getenv("DRUN_FS_LAYER");
+    if (off && (strcmp(off, "off") == 0 || strcmp(off, "0") == 0)) {
+        *why = "DRUN_FS_LAYER=off";
+        return false;
+    }
+    const char *dev = getenv("DRUN_FUSE_DEV");
+    if (!dev || !*dev) dev = "/dev/fuse";
+    struct stat st;
+    if (stat(dev, &st) != 0 || !S_ISCHR(st.st_mode)) {
+        *why = "/dev/fuse does not exist";
+        return false;
+    }
+    /* fusermount3 opens it with the user's rights too: a 0600 /dev/fuse
+     * (some containers) is for root alone */
+    int fd = open(dev, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        *why = "/dev/fuse cannot be opened by this user";
+        return false;
+    }
+    close(fd);
+    if (geteuid() != 0 && access("/usr/bin/fusermount3", X_OK) != 0 && access("/bin/fusermount3", X_OK) != 0) {
+        *why = "fusermount3 is not installed (apt-get install fuse3)";
+        return false;
+    }
+    return true;
+}
+
+static void probe_fs_layer(facts_t *f)
+{
+    const char *why = NULL;
+    f->fs_layer = facts_fs_layer_usable(&why) ? 1 : 0;
+    f->fs_layer_why = why;
+}
+
 static void probe_linux(facts_t *f)
 {
     struct utsname u;
@@ -342,6 +379,7 @@ static void probe_linux(facts_t *f)
         free(copy);
     }
     probe_bwrap(f);
+    probe_fs_layer(f);
     for (size_t i = 0; i < f->system_read.n; i++) probe_path(f, f->system_read.v[i]);
     for (size_t i = 0; i < f->path_dirs.n; i++) probe_path(f, f->path_dirs.v[i]);
     probe_path(f, f->home);
@@ -428,6 +466,17 @@ void facts_to_json(const facts_t *f, buf_t *out)
     jw_key(&j, "disable_userns");
     jw_bool(&j, f->bwrap_disable_userns);
     jw_end(&j);
+    if (f->fs_layer >= 0) { /* recorded only when known: older facts files stay as they were */
+        jw_key(&j, "fs_layer");
+        jw_obj(&j);
+        jw_key(&j, "usable");
+        jw_bool(&j, f->fs_layer == 1);
+        if (f->fs_layer == 0) {
+            jw_key(&j, "why");
+            jw_str(&j, f->fs_layer_why ? f->fs_layer_why : "");
+        }
+        jw_end(&j);
+    }
     jw_key(&j, "paths");
     jw_obj(&j);
     for (size_t i = 0; i < f->paths.n; i++) {
@@ -545,6 +594,17 @@ facts_t *facts_from_json(const char *text, size_t len, char **err)
         /* a version without the flag's answer says nothing of --disable-userns:
          * unknown, so the compile refuses rather than leave it out */
         if (!json_is_boolean(du)) f->bwrap_version = "";
+    }
+    const json_t *fl = json_object_get(root, "fs_layer");
+    if (fl) {
+        const json_t *u = json_object_get(fl, "usable");
+        const char *why = json_string_value(json_object_get(fl, "why"));
+        if (!json_is_object(fl) || !json_is_boolean(u) || (json_is_false(u) && (!why || !*why || strchr(why, '\n')))) {
+            *err = xstrdup("facts: 'fs_layer' must be {\"usable\": true} or {\"usable\": false, \"why\": \"...\"}");
+            goto fail;
+        }
+        f->fs_layer = json_is_true(u) ? 1 : 0;
+        f->fs_layer_why = why && json_is_false(u) ? arena_strdup(&f->arena, why) : NULL;
     }
     json_t *paths = json_object_get(root, "paths");
     if (paths && !json_is_object(paths)) {

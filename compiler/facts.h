@@ -46,6 +46,10 @@ typedef struct facts {
     VEC(link_fact_t) firmlinks;    /* macOS: /tmp -> /private/tmp, ... */
     const char *bwrap_version;     /* "0.8.0", or "" when bwrap is absent */
     bool bwrap_disable_userns;     /* bwrap knows --disable-userns */
+    int fs_layer;                  /* the access-time layer (SPEC §16) usable by this runner: 1 yes,
+                                      0 no (fs_layer_why says why), -1 not recorded (a facts file
+                                      without it: nothing is said either way) */
+    const char *fs_layer_why;      /* when fs_layer is 0: "/dev/fuse does not exist", ... */
     VEC(path_fact_t) paths;        /* sorted by path */
     const char *origin;            /* where they came from, for messages: the facts file,
                                       "this host's facts (probed)", or "facts JSON" */
@@ -58,6 +62,13 @@ facts_t *facts_probe(target_t target, const char *const *paths_of);
 
 /* Probes more paths into f (absolute; recorded with their type and realpath). */
 void facts_probe_paths(facts_t *f, const char *const *paths);
+
+/* Can the access-time filesystem layer be used by this process: /dev/fuse
+ * (DRUN_FUSE_DEV names another, for tests) is a character device it can
+ * open, and, when not root, fusermount3 is installed; DRUN_FS_LAYER=off
+ * (or 0) asks for the mount fallback. The reason in *why (static) when not.
+ * The runner asks it before each run; the probe records it as a fact. */
+bool facts_fs_layer_usable(const char **why);
 
 /* Reads a facts file (the shape facts_to_json writes). NULL with *err set. */
 facts_t *facts_load(const char *file, char **err);

@@ -119,6 +119,25 @@ static void overview_system(explain_t *e, buf_t *out, target_t t)
     buf_free(&pth);
 }
 
+/* When the Linux facts say the access-time layer (SPEC §16) cannot be used
+ * there: what the mount fallback loses. Nothing when the facts do not say
+ * (older facts files) or no cap is a glob. */
+static void fs_layer_fallback(const resolved_t *r, buf_t *out)
+{
+    if (!r->facts || r->facts->fs_layer != 0) return;
+    bool globs = false;
+    for (size_t i = 0; i < r->caps.n && !globs; i++) globs = r->caps.v[i].glob;
+    if (!globs) return;
+    buf_t b = BUF_INIT;
+    buf_printf(&b, "held only where a mount could be placed: the access-time filesystem layer cannot be used on this "
+                   "host (%s; facts), so runs fall back to mounts: the glob caps (these and the deny_read globs) hold "
+                   "only at the depth scanned when a run starts, and names created later in new or other directories "
+                   "are not covered (lint: unenforceable-on-target)",
+               r->facts->fs_layer_why ? r->facts->fs_layer_why : "unknown");
+    item(out, "linux, at depth", buf_cstr(&b));
+    buf_free(&b);
+}
+
 static void overview_protect(explain_t *e, buf_t *out)
 {
     const policy_t *p = e->pol;
@@ -153,6 +172,7 @@ static void overview_protect(explain_t *e, buf_t *out)
         }
         buf_free(&names);
     }
+    fs_layer_fallback(r, out);
 }
 
 static void overview_network(explain_t *e, buf_t *out)

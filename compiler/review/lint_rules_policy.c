@@ -676,6 +676,35 @@ static void rule_glob_caps(lint_t *l)
     }
 }
 
+/* unenforceable-on-target when the facts say the access-time layer (SPEC
+ * §16) cannot be used by the Linux runner: runs fall back to mounts, so
+ * every glob cap (the [protect] patterns among them) holds only at the
+ * depth scanned when a run starts. Said once, at the first glob cap the
+ * file writes (else at its start), with the list. Facts without the fact
+ * (older facts files, the committed golden ones) say nothing. */
+static void rule_fs_layer(lint_t *l)
+{
+    const resolved_t *r = l->res[TARGET_LINUX];
+    if (!r || !r->facts || r->facts->fs_layer != 0) return;
+    buf_t list = BUF_INIT;
+    for (size_t i = 0; i < r->caps.n; i++)
+        if (r->caps.v[i].glob) buf_printf(&list, "%s'%s'", list.len ? ", " : "", r->caps.v[i].rule->written);
+    span_t at = {0, 0};
+    for (size_t i = 0; i < l->pol->rules.n; i++)
+        if (l->pol->rules.v[i].path.glob && l->pol->rules.v[i].level < LVL_WRITE) {
+            at = l->pol->rules.v[i].span;
+            break;
+        }
+    if (list.len)
+        lint_finding(l, "unenforceable-on-target", at,
+                "the access-time filesystem layer cannot be used on this Linux host (%s; facts): runs fall back to "
+                "mounts, so these caps hold only at the depth scanned when a run starts (existing matches, the "
+                "roots of the grants, existing .git dirs), and names created later in new or other directories "
+                "are not covered: %s",
+                r->facts->fs_layer_why ? r->facts->fs_layer_why : "unknown", buf_cstr(&list));
+    buf_free(&list);
+}
+
 /* The span of the path key with the most entries (where a large profile comes from). */
 static span_t largest_list(lint_t *l)
 {
@@ -844,6 +873,7 @@ void lint_rules_policy(lint_t *l)
     rule_session_dirs(l);
     rule_missing_denies(l);
     rule_glob_caps(l);
+    rule_fs_layer(l);
     rule_lists(l);
     rule_artifacts(l);
     for (int t = 0; t < 2; t++) {

@@ -807,6 +807,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     lnode_t *x = NODE(req, ino);
     int err = check_node(FS(req), x, "open", open_need(fi->flags));
     if (!err && S_ISLNK(x->type)) err = ELOOP;
+    /* the kernel opens FIFOs, sockets and devices itself (special inodes);
+     * anything but a regular file here is refused, never opened: a FIFO's
+     * open would block a worker until a writer came */
+    else if (!err && !S_ISREG(x->type)) err = EACCES;
     int fd = -1;
     if (!err) {
         char pp[64];
@@ -822,16 +826,39 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fuse_reply_open(req, fi);
 }
 
+/* Opens name in dirfd for a create, into *fd; 0 or the errno. The kernel
+ * asks for a create when its lookup found nothing, but the name may have
+ * been made in the backing tree since (by the host, by another session's
+ * sandbox sharing the tree): opened as it is then, a FIFO would block this
+ * worker until a writer came, and enough of them would wedge the layer. So
+ * the open is exclusive first; a name that exists (O_EXCL not asked) is
+ * taken only as the regular file it is, reopened through an O_PATH fd of
+ * that very object; anything else is refused. */
+static int create_open(int dirfd, const char *name, int flags, mode_t mode, int *fd)
+{
+    int base = (flags & ~(O_NOCTTY | O_CREAT | O_EXCL)) | O_NOFOLLOW | O_CLOEXEC;
+    if ((*fd = openat(dirfd, name, base | O_CREAT | O_EXCL, mode)) >= 0) return 0;
+    if (errno != EEXIST || (flags & O_EXCL)) return errno;
+    int pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    int err = pfd < 0 ? errno : stat_fd(pfd, &st);
+    if (!err && !S_ISREG(st.st_mode)) err = S_ISDIR(st.st_mode) ? EISDIR : S_ISLNK(st.st_mode) ? ELOOP : EACCES;
+    if (!err) {
+        char pp[64];
+        proc_path(pp, pfd);
+        if ((*fd = open(pp, base & ~O_NOFOLLOW)) < 0) err = errno;
+    }
+    if (pfd >= 0) close(pfd);
+    return err;
+}
+
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
 {
     lfs_t *fs = FS(req);
     lnode_t *p = NODE(req, parent);
     int err = check_new(fs, p, name, "create");
     int fd = -1;
-    /* O_EXCL as asked: a name the host made meanwhile is not taken over */
-    if (!err && (fd = openat(p->fd, name, (fi->flags & ~O_NOCTTY) | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-                          mode & ~(mode_t)(S_ISUID | S_ISGID))) < 0)
-        err = errno;
+    if (!err) err = create_open(p->fd, name, fi->flags, mode & ~(mode_t)(S_ISUID | S_ISGID), &fd);
     if (!err && decide_completes_repo_name(name)) atomic_fetch_add(&fs->gen, 1);
     struct fuse_entry_param e;
     if (!err && (err = do_lookup(fs, p, name, &e)) != 0) close(fd);

@@ -17,9 +17,10 @@
  *    keeps only its own fds (the trees' fds, /dev/fuse, the record), mounts
  *    one FUSE filesystem per tree at STATE/run/fuse/PID.SEQ.N (dark in
  *    every sandbox: the state dir is runtime-owned), says so on a pipe,
- *    drops to the sandbox's host user when the runner is root, and serves
- *    each tree with libfuse's multi-threaded loop. It dies with the runner
- *    (PR_SET_PDEATHSIG).
+ *    drops to the sandbox's host user when the runner is root, starts a
+ *    fixed pool of workers per tree and a watchdog, and only then says it
+ *    is ready. It dies with the runner (PR_SET_PDEATHSIG). Each tree's root
+ *    is opened with no symlink followed anywhere in its path.
  *  - The plan: the mount planner sees a view of the policy without the caps
  *    the layer enforces (every glob cap, and every literal cap inside a
  *    served tree), so it neither walks the trees nor places a block or a
@@ -31,13 +32,17 @@
  *    fd bind keeps bwrap's inode check and closes the fd; the raw
  *    directory under the FUSE bind cannot be reached: no mount calls in
  *    the sandbox).
- *  - Fail closed: if the daemon dies, every access below a served tree
- *    fails (ENOTCONN: the kernel aborts the connection; the raw tree was
- *    never mounted there), a watcher thread kills bwrap, and the run ends
- *    saying so. If the layer cannot start (no /dev/fuse, no fusermount3
- *    when not root), the run falls back to the mount plan of before, says
- *    which caps then hold only where a mount could be placed, and goes on.
- *    DRUN_FS_LAYER=off asks for the fallback (the bench compares the two).
+ *  - Fail closed: if the daemon dies (or its watchdog ends it: a request
+ *    stuck past the deadline), every access below a served tree fails
+ *    (ENOTCONN: the kernel aborts the connection; the raw tree was never
+ *    mounted there), a watcher thread kills bwrap, and the run ends saying
+ *    so. If the layer cannot be used here (no /dev/fuse, no fusermount3
+ *    when not root: facts_fs_layer_usable), the run falls back to the mount
+ *    plan of before, says which caps then hold only where a mount could be
+ *    placed, and goes on; DRUN_FS_LAYER=off asks for that fallback (the
+ *    bench compares the two). If it can be used but does not start (a root
+ *    now a symlink, threads, mounts, the start deadline), the run is
+ *    refused.
  */
 #define FUSE_USE_VERSION 312
 #include "fslayer.h"
@@ -47,6 +52,7 @@
 #include <grp.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -71,6 +77,7 @@
 #include "path.h"
 #include "sbx_int.h"
 
+#define FSL_START_MS 20000 /* the daemon mounts every tree within this, or the run is refused */
 #define FSL_LOG_MAX 1000 /* distinct refusals recorded per run; past it they are counted */
 
 typedef struct fsl_tree {
@@ -155,40 +162,7 @@ static bool layer_off(void)
     return e && (strcmp(e, "off") == 0 || strcmp(e, "0") == 0);
 }
 
-/* The FUSE device; DRUN_FUSE_DEV names another for the tests of the
- * fallback (a path that is not one: the layer is unavailable). */
-static const char *fuse_dev(void)
-{
-    const char *d = getenv("DRUN_FUSE_DEV");
-    return d && *d ? d : "/dev/fuse";
-}
-
-bool fsl_available(const char **why)
-{
-    if (layer_off()) {
-        *why = "DRUN_FS_LAYER=off";
-        return false;
-    }
-    struct stat st;
-    const char *dev = fuse_dev();
-    if (stat(dev, &st) != 0 || !S_ISCHR(st.st_mode)) {
-        *why = "/dev/fuse does not exist";
-        return false;
-    }
-    /* fusermount3 opens it with the user's rights too: a 0600 /dev/fuse
-     * (some containers) is for root alone */
-    int fd = open(dev, O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-        *why = "/dev/fuse cannot be opened by this user";
-        return false;
-    }
-    close(fd);
-    if (geteuid() != 0 && access("/usr/bin/fusermount3", X_OK) != 0 && access("/bin/fusermount3", X_OK) != 0) {
-        *why = "fusermount3 is not installed (apt-get install fuse3)";
-        return false;
-    }
-    return true;
-}
+bool fsl_available(const char **why) { return facts_fs_layer_usable(why); }
 
 /* ---- trees -------------------------------------------------------------------------------------------------------- */
 
@@ -279,23 +253,107 @@ static bool keep_only(int *keep, size_t n)
     return syscall(SYS_close_range, from, ~0U, 0U) == 0;
 }
 
+/* Workers per tree, all started before the daemon says it is ready: none
+ * is made later, so a process limit reached during the run (RLIMIT_NPROC
+ * counts every thread of the daemon against the sandbox's host user, whose
+ * sandboxes of every concurrent run share it) cannot leave a tree served
+ * by none; and a daemon that cannot start them is a layer that did not
+ * start (the run is refused). Few: a run serves several trees. */
+#define FSL_WORKERS 4
+/* A request that has kept its worker this long means a wedged layer (the
+ * worker is blocked on the backing tree: a hung mount below it, an object
+ * that never answers): the daemon ends, its trees fail (ENOTCONN), and the
+ * runner's watcher stops the sandbox and says so, rather than the run or
+ * its host side hanging. DRUN_FS_LAYER_DEADLINE (seconds) sets it. */
+#define FSL_DEADLINE_S 60
+
 typedef struct serve_arg {
     struct fuse_session *se;
+    atomic_ullong since[FSL_WORKERS]; /* per worker: when its request began (CLOCK_MONOTONIC ms), 0: idle */
+    atomic_uint next;                  /* the next worker's slot */
 } serve_arg_t;
 
-static void *serve_thread(void *p)
+static unsigned long long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000 + 1; /* never 0 */
+}
+
+/* One worker of a tree: reads a request, serves it, and again. Any way out
+ * of the loop (the tree unmounted, /dev/fuse failing) ends the daemon: a
+ * tree left without its workers would hang its sandbox instead of failing. */
+static void *serve_worker(void *p)
 {
     serve_arg_t *a = p;
-    struct fuse_loop_config *cfg = fuse_loop_cfg_create();
-    /* Every thread of the daemon counts against the sandbox user's process
-     * limit (RLIMIT_NPROC is per user, and the daemon runs as that user),
-     * which the sandboxes of every concurrent run share: a run serves
-     * several trees, so each tree gets few workers and keeps one idle. */
-    fuse_loop_cfg_set_max_threads(cfg, 4);
-    fuse_loop_cfg_set_idle_threads(cfg, 1);
-    fuse_session_loop_mt(a->se, cfg);
-    fuse_loop_cfg_destroy(cfg);
+    atomic_ullong *since = &a->since[atomic_fetch_add(&a->next, 1) % FSL_WORKERS];
+    struct fuse_buf buf = {0};
+    while (!fuse_session_exited(a->se)) {
+        int n = fuse_session_receive_buf(a->se, &buf);
+        if (n == -EINTR || n == -EAGAIN) continue;
+        if (n <= 0) break;
+        atomic_store(since, mono_ms());
+        fuse_session_process_buf(a->se, &buf);
+        atomic_store(since, 0);
+    }
+    _exit(0);
+}
+
+static unsigned deadline_s(void)
+{
+    const char *e = getenv("DRUN_FS_LAYER_DEADLINE");
+    char *end;
+    unsigned long v = e && *e ? strtoul(e, &end, 10) : 0;
+    return e && *e && !*end && v > 0 && v < 86400 ? (unsigned)v : FSL_DEADLINE_S;
+}
+
+typedef struct watch_arg {
+    serve_arg_t *se;
+    size_t n;
+    unsigned deadline;
+} watch_arg_t;
+
+/* The daemon's own watchdog: once a second, any request older than the
+ * deadline ends the daemon (fail closed: the kernel aborts its
+ * connections, every access below the trees fails with ENOTCONN, and the
+ * runner's watcher stops the sandbox). */
+static void *wedge_watch(void *p)
+{
+    watch_arg_t *w = p;
+    for (;;) {
+        sleep(1);
+        unsigned long long now = mono_ms();
+        for (size_t i = 0; i < w->n; i++)
+            for (int k = 0; k < FSL_WORKERS; k++) {
+                unsigned long long t = atomic_load(&w->se[i].since[k]);
+                if (!t || now - t < 1000ull * w->deadline) continue;
+                char m[200];
+                int len = snprintf(m, sizeof m, "drun-policy: the filesystem layer is wedged (a request has waited %u s "
+                                                "on the backing tree): stopping it and the sandbox\n", w->deadline);
+                ssize_t wr = write(2, m, (size_t)len);
+                (void)wr;
+                _exit(3);
+            }
+    }
     return NULL;
+}
+
+/* Starts every worker of every tree and the watchdog: 0, or the error of
+ * the thread that could not be made (the daemon then says so and ends). */
+static int start_workers(serve_arg_t *se, size_t n)
+{
+    pthread_t t;
+    int e;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < FSL_WORKERS; k++) {
+            if ((e = pthread_create(&t, NULL, serve_worker, &se[i])) != 0) return e;
+            pthread_detach(t);
+        }
+    watch_arg_t *w = xcalloc(1, sizeof *w);
+    *w = (watch_arg_t){se, n, deadline_s()};
+    if ((e = pthread_create(&t, NULL, wedge_watch, w)) != 0) return e;
+    pthread_detach(t);
+    return 0;
 }
 
 static void say(int fd, const char *msg)
@@ -417,13 +475,17 @@ static _Noreturn void daemon_main(fsl_t *l, const resolved_t *r, const roots_t *
     }
     /* the drop clears the death signal: set it again */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
+    /* the workers, as the sandbox user (whose process limit they count
+     * against), before the runner is told the trees are ready */
+    int e = start_workers(se, l->trees.n);
+    if (e) {
+        char *m = xasprintf("cannot start the layer's threads as the sandbox user: %s", strerror(e));
+        say(ready_w, m);
+        _exit(1);
+    }
     say(ready_w, "ok");
     close(ready_w);
-    pthread_t *th = xcalloc(l->trees.n, sizeof *th);
-    for (size_t i = 0; i < l->trees.n; i++)
-        if (pthread_create(&th[i], NULL, serve_thread, &se[i]) != 0) _exit(1);
-    for (size_t i = 0; i < l->trees.n; i++) pthread_join(th[i], NULL);
-    _exit(0);
+    for (;;) pause(); /* the workers and the watchdog end the daemon */
 }
 
 _Noreturn void fuse_serve_daemon(const fuse_exec_spec_t *s)
@@ -540,19 +602,51 @@ static bool make_mount_points(fsl_t *l, char **err)
     return true;
 }
 
-/* Opens each tree: the workspace from its fd, the others by path once. */
+/* The tree at path, opened from "/" with no symlink followed anywhere in
+ * it (RESOLVE_NO_SYMLINKS): the compiled roots are canonical (their
+ * realpath when the facts were gathered), so a symlink in the path now
+ * means the host changed since the compile -- a sandbox that could write an
+ * ancestor in an earlier run swapped the root for a link to a directory it
+ * must not see. -1 with errno (ELOOP for such a link). */
+static int open_tree_path(const char *path)
+{
+    struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+}
+
+static bool same_object(int a, int b)
+{
+    struct stat x, y;
+    return fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* Opens each tree by a symlink-free walk of its path. The workspace is the
+ * runner's fd (the one bwrap binds and checks): the walk must reach that
+ * same object, so that what the sandbox is given in place of the tree and
+ * what the daemon serves are one directory. A mismatch refuses the run:
+ * it is never served, and never falls back to mounts. */
 static bool open_trees(fsl_t *l, const roots_t *roots, int ws_fd, char **err)
 {
     for (size_t i = 0; i < l->trees.n; i++) {
         fsl_tree_t *t = &l->trees.v[i];
         if (t->fd >= 0) continue; /* run's scratch: its backing dir */
-        t->fd = roots->workspace && strcmp(t->path, roots->workspace) == 0 && ws_fd >= 0
-                    ? fcntl(ws_fd, F_DUPFD_CLOEXEC, 3)
-                    : open(t->path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (t->fd < 0) {
-            *err = xasprintf("cannot open %s for the filesystem layer: %s", t->path, strerror(errno));
+        int fd = open_tree_path(t->path);
+        if (fd < 0) {
+            *err = xasprintf(errno == ELOOP || errno == ENOTDIR
+                                 ? "%s is no longer the directory the policy was compiled for (a symlink is now in its "
+                                   "path: the host changed since the compile): refusing to serve it"
+                                 : "cannot open %s for the filesystem layer: %s",
+                             t->path, strerror(errno));
             return false;
         }
+        bool ws = roots->workspace && strcmp(t->path, roots->workspace) == 0 && ws_fd >= 0;
+        if (ws && !same_object(fd, ws_fd)) {
+            close(fd);
+            *err = xasprintf("the workspace %s was replaced while the run was planned: refusing to run", t->path);
+            return false;
+        }
+        t->fd = fd;
     }
     return true;
 }
@@ -609,11 +703,23 @@ static bool start_daemon(fsl_t *l, const resolved_t *r, const roots_t *roots, ch
         if (!*err) *err = xasprintf("cannot start the filesystem layer: %s", strerror(errno));
         return false;
     }
+    /* a deadline on the start: a daemon wedged while mounting (a hung
+     * fusermount3, a mount point on a hung filesystem) refuses the run
+     * instead of hanging it */
     char msg[512];
-    ssize_t n;
-    do n = read(rp[0], msg, sizeof msg - 1);
-    while (n < 0 && errno == EINTR);
+    ssize_t n = -1;
+    struct pollfd pf = {rp[0], POLLIN, 0};
+    int pr;
+    do pr = poll(&pf, 1, FSL_START_MS);
+    while (pr < 0 && errno == EINTR);
+    if (pr > 0)
+        do n = read(rp[0], msg, sizeof msg - 1);
+        while (n < 0 && errno == EINTR);
     close(rp[0]);
+    if (pr == 0) {
+        *err = xasprintf("the filesystem layer was not ready within %d s", FSL_START_MS / 1000);
+        return false; /* the caller kills the daemon and unmounts */
+    }
     msg[n > 0 ? n : 0] = '\0';
     for (size_t i = 0; i < l->trees.n; i++) l->trees.v[i].mounted = true; /* unmounting a non-mount is harmless */
     if (strcmp(msg, "ok") != 0) {
@@ -929,14 +1035,22 @@ static void glob_caps_text(const resolved_t *r, buf_t *out)
     }
 }
 
-fsl_t *fsl_begin(const resolved_t *r, const roots_t *roots, int ws_fd)
+fsl_t *fsl_begin(const resolved_t *r, const roots_t *roots, int ws_fd, char **err)
 {
+    *err = NULL;
     const char *why = NULL;
-    char *err = NULL;
     if (fsl_available(&why)) {
-        fsl_t *l = fsl_start(r, roots, ws_fd, &err);
-        if (l || !err) return l;
-        why = err;
+        /* usable here, so a failure from now on refuses the run: falling
+         * back would let whatever made the start fail (a root swapped for
+         * a symlink, the sandbox user's process limit used up by another
+         * session, a wedged mount) lower this run's protection */
+        fsl_t *l = fsl_start(r, roots, ws_fd, err);
+        if (*err) {
+            char *e = xasprintf("the access-time filesystem layer cannot start: %s", *err);
+            free(*err);
+            *err = e;
+        }
+        return l;
     }
     buf_t caps = BUF_INIT;
     glob_caps_text(r, &caps);
@@ -946,7 +1060,6 @@ fsl_t *fsl_begin(const resolved_t *r, const roots_t *roots, int ws_fd)
                         "existing .git dirs), not for names made later in new or other directories: %s\n",
                 why, buf_cstr(&caps));
     buf_free(&caps);
-    free(err);
     return NULL;
 }
 

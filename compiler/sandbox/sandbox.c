@@ -447,7 +447,12 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     roots_t roots = {x.workspace, x.scratch, x.hide, x.scratch_tmpfs};
     /* the access-time layer (SPEC §16) serves the user's trees: the mount
      * plan then leaves the caps it enforces to it (no walk, no blocks) */
-    r->layer = fsl_begin(s->res, &roots, r->ws_fd);
+    r->layer = fsl_begin(s->res, &roots, r->ws_fd, err);
+    if (*err) {
+        sandbox_early_abort(e);
+        sandbox_cleanup(r);
+        return -1;
+    }
     resolved_t *view = r->layer ? fsl_view(r->layer, s->res, &roots) : NULL;
     bwrap_t *b = bwrap_plan(view ? view : s->res, &roots, err);
     buf_t packed = BUF_INIT;

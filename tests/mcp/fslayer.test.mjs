@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { TRANSPORTS, start } from './lib.mjs';
+import { TRANSPORTS, start, tmpdir } from './lib.mjs';
 
 const POLICY = '[filesystem]\ndeny_read = ["**/*.secret"]\n';
 
@@ -41,3 +41,44 @@ for (const T of TRANSPORTS) {
     }
   });
 }
+
+// A served tree's root swapped for a symlink after the compile (drun-mcp
+// compiles once per config version): a sandbox that could write the root's
+// ancestor in an earlier run, or the host meanwhile, turned ~/data into a
+// link to a directory holding a secret. The daemon opens each root with no
+// symlink followed (openat2 RESOLVE_NO_SYMLINKS from "/"), so the run is
+// refused with a message naming the root, and the secret's directory is
+// never served (nor the run falls back to mounts, which would follow it).
+test('a served root replaced by a symlink between two runs: the run is refused, the target never served', async (t) => {
+  if (!fs.existsSync('/dev/fuse')) return t.skip('no /dev/fuse');
+  const base = tmpdir('swap-');
+  const data = path.join(base, 'data'), secret = path.join(base, 'secret');
+  fs.mkdirSync(data);
+  fs.writeFileSync(path.join(data, 'note.txt'), 'public\n');
+  fs.mkdirSync(secret, { mode: 0o755 });
+  fs.writeFileSync(path.join(secret, 'key'), 'TOPSECRET\n', { mode: 0o644 });
+  const srv = await start('stdio', { config: `[filesystem]\nallow_read = ["${data}"]\ndeny_write = ["**/.env"]\n` });
+  try {
+    const { session_id } = await srv.call('create_session', {});
+    const first = await srv.call('session_bash', { session_id, command: `cat ${data}/note.txt; grep -c fuse.drun /proc/self/mountinfo` });
+    assert.match(first.stdout, /public/);
+    assert.ok(Number(first.stdout.trim().split('\n').pop()) >= 2, `the tree is served by the layer: ${first.stdout}`);
+    fs.renameSync(data, `${data}.old`);
+    fs.symlinkSync(secret, data);
+    const r = await srv.callRaw('session_bash', { session_id, command: `cat ${data}/key; ls -la ${data}; echo RAN` });
+    const text = JSON.stringify(r);
+    assert.ok(!/TOPSECRET/.test(text), `the secret was served: ${text}`);
+    assert.ok(!/RAN/.test(r.structuredContent?.stdout || ''), `the command ran: ${text}`);
+    assert.match(text, /no longer the directory the policy was compiled for/);
+    // the host: the secret's directory as it was, nothing made in it
+    assert.deepEqual(fs.readdirSync(secret), ['key']);
+    assert.equal(fs.readFileSync(path.join(secret, 'key'), 'utf8'), 'TOPSECRET\n');
+    // the swap undone, the session runs again: the refusal was about the link
+    fs.unlinkSync(data);
+    fs.renameSync(`${data}.old`, data);
+    const again = await srv.call('session_bash', { session_id, command: `cat ${data}/note.txt` });
+    assert.match(again.stdout, /public/);
+  } finally {
+    await srv.close();
+  }
+});

@@ -141,9 +141,8 @@ test('stdio, a non-root drun-mcp: a directory it cannot list is hidden and named
     const transport = new StdioClientTransport({
       command: 'setpriv',
       args: ['--reuid=65534', '--regid=65534', '--clear-groups', BIN, '--state-dir', stateDir, '--config', cfg],
-      // the mount plan's scan is what meets the unlistable directory: with
-      // the access-time layer (where /dev/fuse is open to users) there is
-      // no scan, and the first run could not even make sub/.git/hooks
+      // the mount plan's scan is what this test is about: with /dev/fuse open to
+      // nobody the access-time layer would refuse the first run's hooks dir itself
       env: { PATH: process.env.PATH, HOME: dir, LANG: 'C.UTF-8', DRUN_FS_LAYER: 'off' },
       stderr: 'pipe',
     });

@@ -1,0 +1,137 @@
+#!/usr/bin/env -S bats --tap
+# 59-fuse-hostile — the access-time layer (SPEC §16) under attack on its own
+# workings rather than on the policy: a daemon that can be made to hang, to
+# run short of threads, or to serve the wrong directory. Each test attacks
+# from inside the sandbox (or swaps the host under it, as an earlier run's
+# sandbox could) and checks the HOST afterwards. Root only where the attack
+# needs it (a FUSE mount that never answers, a sandbox user of its own).
+#
+# What a wedge is bounded by: DRUN_FS_LAYER_DEADLINE (seconds, default 60)
+# — a request that keeps a worker that long ends the daemon, the sandbox
+# sees errors (never the raw tree) and the run ends with 125. The tests set
+# it low; `timeout` around each run only turns a hang into a failure.
+
+setup_file() {
+    export ROOT=${ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
+    B=${B:-build}
+    case $B in /*) ;; *) B=$ROOT/$B ;; esac
+    export DP=$B/drun-policy
+    command -v bwrap > /dev/null || skip "no bwrap"
+    [ -e /dev/fuse ] || skip "no /dev/fuse"
+}
+
+setup() {
+    T=$(mktemp -d)
+    chmod 711 "$T"
+    mkdir -p "$T/ws" "$T/state" "$T/home"
+    printf '[filesystem]\ndeny_write = ["**/.env"]\n' > "$T/cfg.toml"
+    SBX=
+    if [ "$(id -u)" = 0 ]; then
+        SBX=$(awk -F: '$1 == "drun-sandbox" {print $3 ":" $4}' /etc/passwd)
+        SBX=${SBX:-65534:65534}
+    fi
+    PIT=
+}
+
+teardown() {
+    [ -n "$PIT" ] && kill "$PIT" 2> /dev/null && wait "$PIT" 2> /dev/null
+    touch "$T/stop"
+    umount -l "$T/ws/pit" 2> /dev/null # dead once its process is gone: not even a directory to stat
+    for m in "$T"/state/drun/run/fuse/*; do [ -d "$m" ] && umount -l "$m" 2> /dev/null; done
+    rm -rf "$T"
+}
+
+own() { if [ -n "$SBX" ]; then chown -R "$SBX" "$T/ws"; fi; }
+
+# dprun SCRIPT — sh -c SCRIPT in the sandbox (workspace $T/ws), the layer's
+# deadline 3 s, at most 120 s in all; sets status and output
+dprun() {
+    run timeout 120 env -i HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin XDG_STATE_HOME="$T/state" \
+        DRUN_FS_LAYER_DEADLINE=${DEADLINE:-3} "$DP" run "$T/cfg.toml" --workspace "$T/ws" "$@"
+}
+
+# our_mounts — the layer's mounts of this test left on the host
+our_mounts() { grep -c " $T/state/drun/run/fuse/" /proc/self/mountinfo || true; }
+
+@test "a FIFO opened through the layer blocks only its opener, never a worker: the tree stays served" {
+    mkfifo -m 666 "$T/ws/pipe"
+    echo orig > "$T/ws/f"
+    own
+    # more blocked openers (readers and writers of a FIFO with no partner)
+    # than the layer has workers; then an ordinary read must still be served
+    dprun -- sh -c '
+        for i in 1 2 3 4 5 6; do cat pipe > /dev/null & sh -c "echo x > pipe" & done
+        sleep 0.5; cat f; echo served; kill $(jobs -p) 2> /dev/null; true'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *$'orig\nserved'* ]]
+    [ -p "$T/ws/pipe" ]
+    [ "$(cat "$T/ws/f")" = orig ]
+}
+
+@test "a create that meets a FIFO the host made meanwhile is refused, never opened: no worker blocks" {
+    cp "$ROOT/tests/helpers/fifo_race.py" "$T/ws/"
+    own
+    python3 "$ROOT/tests/helpers/fifo_race.py" host "$T/ws" "$T/stop" &
+    host=$!
+    # a worker that opened such a FIFO as asked would wait for a reader: the
+    # deadline would then end the run (125) instead of DONE and status 0
+    DEADLINE=5 dprun -- sh -c 'python3 fifo_race.py sandbox 4000 && echo made > after.txt && cat after.txt'
+    touch "$T/stop"
+    wait "$host"
+    echo "$output"
+    [ "$status" -eq 0 ]
+    [[ "$output" == *DONE* ]]
+    [[ "$output" != *wedged* ]]
+    [ "$(cat "$T/ws/after.txt")" = made ]
+    # whatever the race left on the host is a FIFO or nothing, never written
+    for p in "$T"/ws/f[0-3]; do [ ! -e "$p" ] || [ -p "$p" ] || [ ! -s "$p" ]; done
+}
+
+@test "a layer wedged on its backing tree ends the run within its deadline (125, errors, never the raw tree)" {
+    [ "$(id -u)" = 0 ] || skip "mounting a FUSE filesystem that never answers needs root"
+    mkdir -p "$T/ws/pit"
+    echo orig > "$T/ws/f"
+    own
+    python3 "$ROOT/tests/helpers/fuse_tarpit.py" "$T/ws/pit" > "$T/pit.out" &
+    PIT=$!
+    for _ in $(seq 100); do grep -q ready "$T/pit.out" 2> /dev/null && break; sleep 0.05; done
+    grep -q ready "$T/pit.out"
+    # the daemon's worker blocks on the mount below the tree; the sandbox
+    # goes on to try the tree again, and to write, after the deadline
+    dprun -- sh -c 'ls pit & sleep 6; cat f; echo evil > f; echo END'
+    echo "$output"
+    [ "$status" -eq 125 ]
+    [[ "$output" == *"the filesystem layer is wedged (a request has waited 3 s on the backing tree)"* ]]
+    [[ "$output" == *"the filesystem layer ended during the run"* ]]
+    [[ "$output" != *orig* && "$output" != *END* ]]
+    [ "$(cat "$T/ws/f")" = orig ]
+    [ "$(our_mounts)" = 0 ]
+}
+
+@test "the daemon cannot start its threads (the sandbox user's RLIMIT_NPROC): the run is refused, never served raw" {
+    [ "$(id -u)" = 0 ] || skip "--sandbox-user needs root"
+    command -v prlimit > /dev/null || skip "no prlimit"
+    # a sandbox user of this test's own, so that no other run's processes count
+    u=$((61000 + RANDOM % 1000))
+    echo orig > "$T/ws/f"
+    chown -R "$u:$u" "$T/ws"
+    # the daemon, dropped to that user, inherits the limit: its workers
+    # (4 per tree) cannot all start; bwrap and the command would
+    run timeout 120 prlimit --nproc=10 env -i HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin \
+        XDG_STATE_HOME="$T/state" "$DP" run --sandbox-user "$u:$u" "$T/cfg.toml" --workspace "$T/ws" -- \
+        sh -c 'echo ran > marker; echo evil > .env; cat f'
+    echo "$output"
+    [ "$status" -eq 125 ]
+    [[ "$output" == *"the access-time filesystem layer cannot start: cannot start the layer's threads as the sandbox user"* ]]
+    [[ "$output" != *orig* ]]
+    [ ! -e "$T/ws/marker" ] && [ ! -e "$T/ws/.env" ]
+    [ "$(cat "$T/ws/f")" = orig ]
+    [ "$(our_mounts)" = 0 ]
+    # with room for them, the same run is served by the layer
+    run timeout 120 prlimit --nproc=1000 env -i HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin \
+        XDG_STATE_HOME="$T/state" "$DP" run --sandbox-user "$u:$u" "$T/cfg.toml" --workspace "$T/ws" -- \
+        sh -c 'echo ran > marker; echo evil > .env; grep -c fuse.drun /proc/self/mountinfo'
+    [ "$status" -eq 0 ]
+    [ "$(cat "$T/ws/marker")" = ran ] && [ ! -e "$T/ws/.env" ]
+}
