@@ -76,7 +76,10 @@ test('abuse: 200 half-open connections from the token holder\'s own address make
     // newcomer takes the slot of the oldest, and then authenticates at once
     client = await sdkClient(srv.url, TOK);
     const { session_id } = await client.call('create_session', {});
-    for (let i = 0; i < 19; i++) assert.equal((await client.call('session_bash', { session_id, command: `echo ${i}` })).stdout, `${i}\n`);
+    for (let i = 0; i < 19; i++) {
+      const r = await client.call('session_bash', { session_id, command: `echo ${i}` });
+      assert.equal(r.stdout, `${i}\n`, JSON.stringify(r));
+    }
     assert.match(srv.stderr(), /at max-connections-per-peer and it has not authenticated/);
     assert.ok(await waitFor(() => socks.every((s) => s.closed), 25000, 200), 'half-open connections outlived the deadline');
   } finally {

@@ -25,7 +25,7 @@ export const BIN = path.resolve(ROOT, B, 'drun-mcp');
  * every server these helpers start. A suite that fills its sandbox user's
  * process count (RLIMIT_NPROC is per uid) gets a uid of its own, so it can
  * run beside the other suites (tests/run: "alone unless root"). */
-const SBX_ARGS = process.env.DRUN_TEST_SANDBOX_USER && process.getuid() === 0
+export const SBX_ARGS = process.env.DRUN_TEST_SANDBOX_USER && process.getuid() === 0
   ? ['--sandbox-user', process.env.DRUN_TEST_SANDBOX_USER] : [];
 export const TRANSPORTS = ['stdio', 'http'];
 
@@ -52,7 +52,8 @@ function tmpBase() {
 export function giveToSandbox(p) {
   if (process.getuid() !== 0) return;
   const line = fs.readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('drun-sandbox:'));
-  const [uid, gid] = line ? line.split(':').slice(2, 4).map(Number) : [65534, 65534];
+  const [uid, gid] = SBX_ARGS.length ? SBX_ARGS[1].split(':').map(Number)
+    : line ? line.split(':').slice(2, 4).map(Number) : [65534, 65534];
   fs.chownSync(p, uid, gid);
 }
 

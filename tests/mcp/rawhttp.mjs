@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { BIN, INIT, tmpdir } from './lib.mjs';
+import { BIN, INIT, SBX_ARGS, tmpdir } from './lib.mjs';
 
 export const JSON_SSE = 'application/json, text/event-stream';
 
@@ -25,7 +25,7 @@ export async function spawnHttp({ tokens = null, config = '', args = [], env = {
   const stateDir = path.join(dir, 'state');
   const configPath = path.join(dir, 'config.toml');
   fs.writeFileSync(configPath, config);
-  const argv = ['--state-dir', stateDir, '--config', configPath, '--log-level', 'info', ...args];
+  const argv = ['--state-dir', stateDir, '--config', configPath, '--log-level', 'info', ...SBX_ARGS, ...args];
   if (tokens) {
     const tf = path.join(dir, 'tokens');
     fs.writeFileSync(tf, `${tokens.join('\n')}\n`, { mode: 0o600 });
