@@ -9,12 +9,10 @@
 # Each refusal is checked three ways: the client's answer, the stderr line of
 # `drun-policy run`, and the server's own log on the host (nothing arrived).
 
+source "$BATS_TEST_DIRNAME/../lib/runner.bash"
+
 setup_file() {
-    export ROOT=${ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
-    B=${B:-build}
-    case $B in /*) ;; *) B=$ROOT/$B ;; esac
-    export DP=$B/drun-policy
-    command -v bwrap > /dev/null || skip "no bwrap"
+    runner_setup_file
     [ "$(id -u)" = 0 ] || skip "needs root: the name mapping uses a private mount namespace (unshare -m)"
     export T=$(mktemp -d)
     chmod 711 "$T"

@@ -9,40 +9,20 @@
 # killed daemon leaves errors (never the raw tree) and ends the run, and the
 # fallback without the layer says which caps it cannot hold at depth.
 
-setup_file() {
-    export ROOT=${ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
-    B=${B:-build}
-    case $B in /*) ;; *) B=$ROOT/$B ;; esac
-    export DP=$B/drun-policy
-    command -v bwrap > /dev/null || skip "no bwrap"
-    [ -e /dev/fuse ] || skip "no /dev/fuse"
-}
+source "$BATS_TEST_DIRNAME/../lib/runner.bash"
+
+setup_file() { runner_setup_file fuse; }
 
 setup() {
-    T=$(mktemp -d)
-    chmod 711 "$T"
-    mkdir -p "$T/ws" "$T/state" "$T/home"
+    runner_fixture ws state home
     cat > "$T/cfg.toml" <<'EOF'
 [filesystem]
 deny_read = ["**/*.secret"]
 deny_write = ["**/.env"]
 EOF
-    SBX=
-    if [ "$(id -u)" = 0 ]; then
-        SBX=$(awk -F: '$1 == "drun-sandbox" {print $3 ":" $4}' /etc/passwd)
-        SBX=${SBX:-65534:65534}
-    fi
 }
 
-teardown() {
-    # a run's mount left behind would keep rm from the tree
-    for m in "$T"/state/drun/run/fuse/*; do [ -d "$m" ] && umount -l "$m" 2> /dev/null; done
-    rm -rf "$T"
-}
-
-# own — the workspace belongs to the sandbox user (a root runner's sandbox
-# runs as it, as 50-enforce does)
-own() { if [ -n "$SBX" ]; then chown -R "$SBX" "$T/ws"; fi; }
+teardown() { runner_teardown; }
 
 # dprun SCRIPT — runs sh -c SCRIPT in the sandbox, workspace $T/ws, the
 # suite's config; sets status and output (stdout and stderr).

@@ -15,32 +15,16 @@
 #   gets nothing. Names created during the run stay uncovered on this path
 #   (the layer's job): the last test pins that documented gap.
 
-setup_file() {
-    export ROOT=${ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
-    B=${B:-build}
-    case $B in /*) ;; *) B=$ROOT/$B ;; esac
-    export DP=$B/drun-policy
-    command -v bwrap > /dev/null || skip "no bwrap"
-}
+source "$BATS_TEST_DIRNAME/../lib/runner.bash"
+
+setup_file() { runner_setup_file; }
 
 setup() {
-    T=$(mktemp -d)
-    chmod 711 "$T"
-    mkdir -p "$T/ws" "$T/state" "$T/home" "$T/outside"
+    runner_fixture ws state home outside
     printf '[filesystem]\ndeny_read = ["**/*.secret"]\n' > "$T/cfg.toml"
-    SBX=
-    if [ "$(id -u)" = 0 ]; then
-        SBX=$(awk -F: '$1 == "drun-sandbox" {print $3 ":" $4}' /etc/passwd)
-        SBX=${SBX:-65534:65534}
-    fi
 }
 
-teardown() {
-    for m in "$T"/state/drun/run/fuse/*; do [ -d "$m" ] && umount -l "$m" 2> /dev/null; done
-    rm -rf "$T"
-}
-
-own() { if [ -n "$SBX" ]; then chown -R "$SBX" "$T/ws"; fi; }
+teardown() { runner_teardown; }
 
 # dprun SCRIPT — sh -c SCRIPT in the sandbox, with the layer as $LAYER says
 # (off by default here: this suite is about the mount path)

@@ -11,25 +11,13 @@
 # sees errors (never the raw tree) and the run ends with 125. The tests set
 # it low; `timeout` around each run only turns a hang into a failure.
 
-setup_file() {
-    export ROOT=${ROOT:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)}
-    B=${B:-build}
-    case $B in /*) ;; *) B=$ROOT/$B ;; esac
-    export DP=$B/drun-policy
-    command -v bwrap > /dev/null || skip "no bwrap"
-    [ -e /dev/fuse ] || skip "no /dev/fuse"
-}
+source "$BATS_TEST_DIRNAME/../lib/runner.bash"
+
+setup_file() { runner_setup_file fuse; }
 
 setup() {
-    T=$(mktemp -d)
-    chmod 711 "$T"
-    mkdir -p "$T/ws" "$T/state" "$T/home"
+    runner_fixture ws state home
     printf '[filesystem]\ndeny_write = ["**/.env"]\n' > "$T/cfg.toml"
-    SBX=
-    if [ "$(id -u)" = 0 ]; then
-        SBX=$(awk -F: '$1 == "drun-sandbox" {print $3 ":" $4}' /etc/passwd)
-        SBX=${SBX:-65534:65534}
-    fi
     PIT=
 }
 
@@ -37,11 +25,8 @@ teardown() {
     [ -n "$PIT" ] && kill "$PIT" 2> /dev/null && wait "$PIT" 2> /dev/null
     touch "$T/stop"
     umount -l "$T/ws/pit" 2> /dev/null # dead once its process is gone: not even a directory to stat
-    for m in "$T"/state/drun/run/fuse/*; do [ -d "$m" ] && umount -l "$m" 2> /dev/null; done
-    rm -rf "$T"
+    runner_teardown
 }
-
-own() { if [ -n "$SBX" ]; then chown -R "$SBX" "$T/ws"; fi; }
 
 # dprun SCRIPT — sh -c SCRIPT in the sandbox (workspace $T/ws), the layer's
 # deadline 3 s, at most 120 s in all; sets status and output
