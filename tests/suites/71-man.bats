@@ -101,7 +101,7 @@ env_check() {
 }
 
 @test "drun-policy(1) lists every environment variable the code reads" {
-    env_check drun-policy.1 compiler/*.c grammar/*.c
+    env_check drun-policy.1 compiler/*.c compiler/*/*.c grammar/*.c
 }
 
 # ---- drun-mcp(1) -------------------------------------------------------------------------------------
