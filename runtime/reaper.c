@@ -24,17 +24,26 @@ typedef struct pstat {
     char state;     /* 'R', 'S', 'Z', ... */
 } pstat_t;
 
-static bool read_pstat(const char *path, pstat_t *p)
+/* The start of a /proc file into buf (size bytes, NUL-terminated); false
+ * when it cannot be read or is empty. */
+static bool read_proc(const char *path, char *buf, size_t size)
 {
-    char text[4096];
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return false;
-    ssize_t n = read(fd, text, sizeof text - 1);
+    ssize_t n = read(fd, buf, size - 1);
     close(fd);
     if (n <= 0)
         return false;
-    text[n] = '\0';
+    buf[n] = '\0';
+    return true;
+}
+
+static bool read_pstat(const char *path, pstat_t *p)
+{
+    char text[4096];
+    if (!read_proc(path, text, sizeof text))
+        return false;
     memset(p, 0, sizeof *p);
     for (char *line = text; line && *line;) {
         char *nl = strchr(line, '\n');
@@ -107,15 +116,8 @@ static bool ended_guard(int pidfd, pid_t pid, const pstat_t *self)
     if (!read_pstat(path, &p) || p.tgid != pid || p.ppid != self->tgid || p.depth != self->depth || p.state != 'Z')
         return false;
     snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, comm, sizeof comm - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    comm[n] = '\0';
-    return strcmp(comm, "drun-fuse-guard\n") == 0 && syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+    return read_proc(path, comm, sizeof comm) && strcmp(comm, "drun-fuse-guard\n") == 0 &&
+           syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
 }
 
 /* One child of ours: kill and reap it if it is a re-parented sandbox
@@ -151,14 +153,8 @@ static void read_children(const char *tid, pidvec_t *v)
 {
     char path[96], text[8192];
     snprintf(path, sizeof path, "/proc/self/task/%s/children", tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (!read_proc(path, text, sizeof text))
         return;
-    ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (n <= 0)
-        return;
-    text[n] = '\0';
     for (char *s = text, *end; *s; s = end) {
         long p = strtol(s, &end, 10);
         if (end == s)

@@ -35,20 +35,20 @@
 
 #define DAEMON_FLAG "--drun-fuse-daemon"
 
+/* One rule's line of the text both sides digest. */
+static void digest_rule(buf_t *b, int set, const rrule_t *x)
+{
+    buf_printf(b, "%d %d %d %d %d %d %s\x1f%s\x1f%s\x1f%s\n", set, (int)x->base, (int)x->level, x->cap, x->glob,
+               x->anywhere, x->path, x->lexical ? x->lexical : "", x->rule && x->rule->written ? x->rule->written : "",
+               x->rule && x->rule->origin ? x->rule->origin : "");
+}
+
 /* The resolved rules as one text, for the digest both sides compare. */
 static void digest_resolved(const resolved_t *r, char hex[65])
 {
     buf_t b = BUF_INIT;
-    const VEC(rrule_t) *sets[2] = {(const void *)&r->grants, (const void *)&r->caps};
-    for (int s = 0; s < 2; s++)
-        for (size_t i = 0; i < r->grants.n * (s == 0) + r->caps.n * (s == 1); i++) {
-            const rrule_t *x = s == 0 ? &r->grants.v[i] : &r->caps.v[i];
-            buf_printf(&b, "%d %d %d %d %d %d %s\x1f%s\x1f%s\x1f%s\n", s, (int)x->base, (int)x->level, x->cap,
-                       x->glob, x->anywhere, x->path, x->lexical ? x->lexical : "",
-                       x->rule && x->rule->written ? x->rule->written : "",
-                       x->rule && x->rule->origin ? x->rule->origin : "");
-        }
-    (void)sets;
+    for (size_t i = 0; i < r->grants.n; i++) digest_rule(&b, 0, &r->grants.v[i]);
+    for (size_t i = 0; i < r->caps.n; i++) digest_rule(&b, 1, &r->caps.v[i]);
     digest_sha256_hex(b.p ? b.p : "", b.len, hex);
     buf_free(&b);
 }
@@ -121,14 +121,13 @@ int fuse_exec_spec_write(const fuse_exec_spec_t *s, char **err)
     return ok ? fd : -1;
 }
 
-bool fuse_exec_argv(int spec_fd, fuse_exec_argv_t *a)
+void fuse_exec_argv(int spec_fd, fuse_exec_argv_t *a)
 {
     snprintf(a->fd, sizeof a->fd, "%d", spec_fd);
     a->argv[0] = "drun-fuse";
     a->argv[1] = DAEMON_FLAG;
     a->argv[2] = a->fd;
     a->argv[3] = NULL;
-    return true;
 }
 
 _Noreturn void fuse_exec_run(const fuse_exec_argv_t *a, const int *fds, size_t n)

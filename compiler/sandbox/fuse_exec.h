@@ -35,7 +35,7 @@ typedef struct fuse_exec_argv {
     char fd[16];
     const char *argv[4];
 } fuse_exec_argv_t;
-bool fuse_exec_argv(int spec_fd, fuse_exec_argv_t *a);
+void fuse_exec_argv(int spec_fd, fuse_exec_argv_t *a);
 
 /* In the forked child: clears close-on-exec on fds[0..n) and runs
  * /proc/self/exe with a's argv. Only async-signal-safe calls. */
