@@ -10,8 +10,11 @@
  * binary again, "/proc/self/exe --drun-fuse-daemon FD", which reads what
  * it serves from a sealed memfd: the policy's source text, the host facts,
  * the runtime-owned paths, the session roots, the trees (their fds are
- * inherited) and the sandbox user. It builds the resolved policy the same
- * way the runner did, and refuses to serve (fail closed: the run does not
+ * inherited) and the sandbox user, as JSON, then a NUL, then the facts
+ * file as facts_to_json wrote it (not a JSON string inside the spec: a
+ * policy of thousands of write grants has megabytes of facts, and escaping
+ * them into a string to parse twice took seconds). It builds the resolved
+ * policy the same way the runner did, and refuses to serve (fail closed: the run does not
  * start) unless its digest is the runner's.
  */
 #include "fuse_exec.h"
@@ -83,10 +86,6 @@ int fuse_exec_spec_write(const fuse_exec_spec_t *s, char **err)
     json_object_set_new(pol, "path", str_or_null(p->path));
     json_object_set_new(pol, "text", p->src ? json_stringn(p->src->text, p->src->len) : json_null());
     json_object_set_new(o, "policy", pol);
-    buf_t fb = BUF_INIT;
-    facts_to_json(s->r->facts, &fb);
-    json_object_set_new(o, "facts", json_stringn(fb.p ? fb.p : "", fb.len));
-    buf_free(&fb);
     json_t *owned = json_array();
     const char *why, *path;
     for (size_t i = 0; (path = lattice_owned_at(i, &why)); i++)
@@ -111,12 +110,15 @@ int fuse_exec_spec_write(const fuse_exec_spec_t *s, char **err)
 
     char *text = json_dumps(o, JSON_COMPACT);
     json_decref(o);
+    buf_t fb = BUF_INIT; /* the facts, after the spec's NUL */
+    facts_to_json(s->r->facts, &fb);
     int fd = memfd_create("drun-fuse-spec", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    size_t len = text ? strlen(text) : 0;
-    bool ok = fd >= 0 && text && fsutil_write_all(fd, text, len) &&
+    size_t len = text ? strlen(text) + 1 : 0; /* with its NUL */
+    bool ok = fd >= 0 && text && fsutil_write_all(fd, text, len) && fsutil_write_all(fd, fb.p ? fb.p : "", fb.len) &&
               fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) == 0;
     if (!ok) *err = xasprintf("cannot start the filesystem layer: %s", text ? strerror(errno) : "out of memory");
     free(text);
+    buf_free(&fb);
     if (!ok && fd >= 0) close(fd);
     return ok ? fd : -1;
 }
@@ -179,8 +181,8 @@ int fuse_exec_daemon_main(int argc, char **argv)
     ssize_t n;
     while ((n = pread(spec_fd, chunk, sizeof chunk, (off_t)b.len)) > 0) buf_add(&b, chunk, (size_t)n);
     close(spec_fd);
-    json_t *o = b.len ? jsonr_load(b.p, b.len, NULL) : NULL;
-    buf_free(&b);
+    const char *nul = b.len ? memchr(b.p, '\0', b.len) : NULL;
+    json_t *o = nul ? jsonr_load(b.p, (size_t)(nul - b.p), NULL) : NULL;
     if (!o) _exit(1); /* no ready pipe known: the runner reads EOF and reports it */
     int ready_w = ival(o, "ready_w");
 
@@ -197,9 +199,9 @@ int fuse_exec_daemon_main(int argc, char **argv)
         if (!sandbox_use_user(spec, &err)) refuse(ready_w, "the filesystem layer cannot take the sandbox user");
     }
     policy_t *p = rebuild_policy(json_object_get(o, "policy"));
-    const char *ftext = sval(o, "facts");
     char *err = NULL;
-    facts_t *f = ftext ? facts_from_json(ftext, strlen(ftext), &err) : NULL;
+    facts_t *f = facts_from_json(nul + 1, b.len - (size_t)(nul + 1 - b.p), &err);
+    buf_free(&b);
     if (!p || !f) refuse(ready_w, "the filesystem layer cannot rebuild the policy it serves");
     resolved_t *r = lattice_resolve(p, f);
     char hex[65];

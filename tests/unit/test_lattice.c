@@ -1,9 +1,12 @@
 /* test_lattice.c — level(path) on hand-made policies, and both backends held
  * to it: the SBPL rules (sbpl_eval) and the bwrap template (bwrap_eval) must
  * give the lattice's answer on every probe, with a symbolic workspace. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bwrap.h"
 #include "lattice.h"
@@ -176,6 +179,90 @@ static void test_backends_agree(void)
     unload(&f);
 }
 
+static const char *asp(arena_t *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static const char *asp(arena_t *a, const char *fmt, ...)
+{
+    char b[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    return arena_strdup(a, b);
+}
+
+/* facts_probe_paths records a batch at once (appended, sorted at the end)
+ * and resolves paths below a missing one without asking the filesystem: on
+ * a real tree with a symlinked dir, a missing dir with many paths below it,
+ * duplicates and a path already known, every record is what one probe per
+ * path gives, the list is sorted without duplicates, and a second batch
+ * keeps the first's records. */
+static void test_facts_probe_batch(void)
+{
+    char tmpl[] = "/tmp/drun-probe.XXXXXX", p[256], q[256];
+    const char *d = mkdtemp(tmpl);
+    if (!d) { CHECK(false, "facts_probe_paths: mkdtemp"); return; }
+    snprintf(p, sizeof p, "%s/real", d);
+    int ok = mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/real/sub", d);
+    ok |= mkdir(p, 0755);
+    snprintf(p, sizeof p, "%s/real", d);
+    snprintf(q, sizeof q, "%s/link", d);
+    ok |= symlink(p, q);
+    CHECK(ok == 0, "facts_probe_paths: the fixture tree is made");
+
+    facts_t *f = facts_macos_default(); /* a few records already, sorted */
+    size_t before = f->paths.n;
+    arena_t a = ARENA_INIT;
+    VEC(const char *) in = {0};
+    for (int i = 0; i < 400; i++) { /* 400 paths below one missing dir, out of order */
+        vec_push(&in, asp(&a, "%s/link/gone/w%d/.bashrc", d, (i * 7) % 400));
+        vec_push(&in, asp(&a, "%s/link/gone/w%d", d, (i * 7) % 400));
+    }
+    vec_push(&in, asp(&a, "%s/link/gone", d));
+    vec_push(&in, asp(&a, "%s/link/sub", d));
+    vec_push(&in, asp(&a, "%s/link/sub", d)); /* twice */
+    vec_push(&in, "/Users/user");                      /* already recorded */
+    vec_push(&in, (const char *)NULL);
+    facts_probe_paths(f, in.v);
+
+    bool sorted = true;
+    for (size_t i = 1; i < f->paths.n; i++) sorted &= strcmp(f->paths.v[i - 1].path, f->paths.v[i].path) < 0;
+    CHECK(sorted, "facts_probe_paths: the list is sorted, without duplicates");
+    /* 802 paths below the link, each with its realpath below real/ */
+    CHECK(f->paths.n == before + 1604, "facts_probe_paths: every new path once, and where it leads");
+    path_fact_t e = facts_lookup(f, asp(&a, "%s/link/gone/w123/.bashrc", d), &a);
+    CHECK(e.type == PT_MISSING && !strcmp(e.realpath, asp(&a, "%s/real/gone/w123/.bashrc", d)),
+          "facts_probe_paths: below a missing dir, missing, resolved through the link");
+    e = facts_lookup(f, asp(&a, "%s/link/gone", d), &a);
+    CHECK(e.type == PT_MISSING && !strcmp(e.realpath, asp(&a, "%s/real/gone", d)),
+          "facts_probe_paths: a missing dir below a link resolves through it");
+    e = facts_lookup(f, asp(&a, "%s/real/sub", d), &a);
+    CHECK(e.type == PT_DIR && !strcmp(e.realpath, e.path), "facts_probe_paths: a symlink's target is recorded");
+    e = facts_lookup(f, "/Users/user", &a);
+    CHECK(e.type == PT_DIR && !strcmp(e.realpath, "/Users/user"), "facts_probe_paths: a known record is kept");
+
+    VEC(const char *) more = {0}; /* a second batch: the first's records stay, found */
+    vec_push(&more, asp(&a, "%s/link/gone/w5/x", d));
+    vec_push(&more, asp(&a, "%s/link/gone/w5", d));
+    vec_push(&more, (const char *)NULL);
+    size_t mid = f->paths.n;
+    facts_probe_paths(f, more.v);
+    e = facts_lookup(f, asp(&a, "%s/link/gone/w5/x", d), &a);
+    CHECK(f->paths.n == mid + 2 && e.type == PT_MISSING && !strcmp(e.realpath, asp(&a, "%s/real/gone/w5/x", d)),
+          "facts_probe_paths: a second batch adds only what is new");
+    vec_free(&more);
+    vec_free(&in);
+    arena_free(&a);
+    facts_free(f);
+    snprintf(p, sizeof p, "%s/link", d);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/real/sub", d);
+    rmdir(p);
+    snprintf(p, sizeof p, "%s/real", d);
+    rmdir(p);
+    rmdir(d);
+}
+
 /* facts_set_path keeps the list sorted as it goes (the probe adds paths in
  * any order, thousands for a large policy): every path is found, a second
  * set replaces the first, ancestors derive. */
@@ -261,6 +348,7 @@ static void test_runtime_owned(void)
 int main(void)
 {
     test_facts_insert();
+    test_facts_probe_batch();
     test_carveouts();
     test_ties_and_globs();
     test_symlinks_and_session();
