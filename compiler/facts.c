@@ -183,7 +183,9 @@ static const char *open_real(const char *path, ptype_t *type, arena_t *a)
     struct stat st;
     const char *real = NULL;
     if (fstat(fd, &st) == 0) {
-        *type = S_ISDIR(st.st_mode) ? PT_DIR : S_ISREG(st.st_mode) ? PT_FILE : PT_OTHER;
+        *type = S_ISDIR(st.st_mode) ? PT_DIR
+    : S_ISREG(st.st_mode) ? PT_FILE
+    : PT_OTHER;
         char link[32], buf[PATH_MAX];
         snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
         ssize_t n = readlink(link, buf, sizeof buf - 1);

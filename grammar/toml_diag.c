@@ -104,7 +104,7 @@ static void bad_byte(toml_parser *ctx, uint32_t off, const char *where)
                                                ctx->prev == TK_COMMA || ctx->prev_in_key);
         tp_error(ctx, sp, "unexpected character '%.*s'%s", n, (const char *)p,
                  keyish ? " in a key (bare keys may contain only A-Z a-z 0-9 _ -; quote other keys)"
-                 : ctx->prev == TK_EQUALS || ctx->mode == LEX_VALUE ? " where a value was expected" : "");
+                 : (ctx->prev == TK_EQUALS || ctx->mode == LEX_VALUE ? " where a value was expected" : ""));
     }
 }
 
@@ -229,17 +229,23 @@ void tp_lex_error(toml_parser *ctx, int kind, span_t tok, bool after_comment)
 /* What the parser was given, for "found ...". */
 static const char *tok_phrase(toml_parser *ctx, int kind, span_t tok, char *buf, size_t n)
 {
+    /* clang-format off */
     static const char *const punct[] = {
         [TK_NEWLINE] = "end of line", [TK_EQUALS] = "'='", [TK_DOT] = "'.'", [TK_COMMA] = "','",
         [TK_LBRACKET] = "'['", [TK_RBRACKET] = "']'", [TK_LLBRACKET] = "'[['",
         [TK_RRBRACKET] = "']]'", [TK_LBRACE] = "'{'", [TK_RBRACE] = "'}'",
     };
+    /* clang-format on */
     if (kind == 0) return "end of file";
     if (kind < (int)(sizeof punct / sizeof *punct) && punct[kind]) return punct[kind];
     char text[64];
     tp_show(ctx->src->text + tok.start, tok.end - tok.start, text, sizeof text);
-    const char *what = kind == TK_BARE ? "key" : kind == TK_INTEGER ? "integer" : kind == TK_FLOAT ? "float"
-                     : kind == TK_BOOL ? "boolean" : kind == TK_DATETIME ? "date-time" : "string";
+    const char *what = kind == TK_BARE ? "key"
+    : kind == TK_INTEGER ? "integer"
+    : kind == TK_FLOAT ? "float"
+                     : kind == TK_BOOL ? "boolean"
+    : kind == TK_DATETIME ? "date-time"
+    : "string";
     snprintf(buf, n, "%s %s%s%s", what, kind == TK_BARE ? "'" : "", text, kind == TK_BARE ? "'" : "");
     return buf;
 }

@@ -186,7 +186,7 @@ bool tp_decode_integer(toml_parser *ctx, span_t tok, int64_t *out)
     int base = 10;
     if (s[0] == '+' || s[0] == '-') neg = s[i++] == '-';
     else if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o' || s[1] == 'b'))
-        base = s[1] == 'x' ? 16 : s[1] == 'o' ? 8 : 2, i = 2;
+        base = s[1] == 'x' ? 16 : (s[1] == 'o' ? 8 : 2), i = 2;
     uint64_t v = 0;
     /* Fast path: up to 18 plain decimal digits cannot overflow. */
     if (base == 10 && n - i <= 18) {
@@ -208,7 +208,7 @@ bool tp_decode_integer(toml_parser *ctx, span_t tok, int64_t *out)
         }
         v = v * (uint64_t)base + d;
     }
-    *out = !neg ? (int64_t)v : v > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)v;
+    *out = !neg ? (int64_t)v : (v > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)v);
     return true;
 }
 

@@ -276,8 +276,8 @@ static int cmp_git_order(const void *pa, const void *pb)
     int c = memcmp(a->name, b->name, n);
     if (c)
         return c;
-    unsigned char ca = la > n ? (unsigned char)a->name[n] : a->mode == GIT_FILEMODE_TREE ? '/' : 0;
-    unsigned char cb = lb > n ? (unsigned char)b->name[n] : b->mode == GIT_FILEMODE_TREE ? '/' : 0;
+    unsigned char ca = la > n ? (unsigned char)a->name[n] : (a->mode == GIT_FILEMODE_TREE ? '/' : 0);
+    unsigned char cb = lb > n ? (unsigned char)b->name[n] : (b->mode == GIT_FILEMODE_TREE ? '/' : 0);
     return (int)ca - (int)cb;
 }
 

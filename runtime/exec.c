@@ -250,7 +250,7 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
             p[i_wake = np++] = (struct pollfd){s->wake_fd, POLLIN, 0};
 
         int64_t now = now_ms();
-        int64_t until = exited ? drain_until : killed ? now + 100 : deadline;
+        int64_t until = exited ? drain_until : (killed ? now + 100 : deadline);
         if (next_tick < until)
             until = next_tick;
         int64_t wait = until - now;

@@ -491,7 +491,7 @@ static bool hop_run(const fetch_req_t *req, const fetch_url_t *u, const addr_vec
     CURL *c = curl_easy_init();
     if (!c) return fail(res, FETCH_NETWORK, xstrdup("libcurl could not create a handle"));
     hop_t h = {.c = c, .req = req, .u = u, .addrs = addrs, .fd = req->out_fd,
-               .max = req->max_bytes > 0 ? req->max_bytes : 0, .bytes = bytes};
+               .max = req->max_bytes > 0 ? req->max_bytes : 0, .bytes = bytes,};
     char errbuf[CURL_ERROR_SIZE] = "";
     struct curl_slist *pin = NULL;
     if (!u->is_ip) {

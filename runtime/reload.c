@@ -161,7 +161,7 @@ static lpolicy_t *compile_once(reloader_t *r, char **error)
     diag_list_free(&diags);
     lp->owned = p;
     lp->pol = p;
-    lp->source = xstrdup(p->is_default ? "<default>" : p->path ? p->path : r->watched);
+    lp->source = xstrdup(p->is_default ? "<default>" : (p->path ? p->path : r->watched));
     if (r->with_sandbox) {
         lp->sbx = sandbox_new(p, NULL, &diags, &err);
         if (!lp->sbx) {

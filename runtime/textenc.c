@@ -47,7 +47,7 @@ static size_t bad_len(const unsigned char *s, size_t n)
     unsigned char c = s[0];
     if (c < 0xC2 || c > 0xF4)
         return 1;
-    size_t want = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    size_t want = c < 0xE0 ? 2 : (c < 0xF0 ? 3 : 4);
     unsigned char lo = 0x80, hi = 0xBF;
     if (c == 0xE0)
         lo = 0xA0;
@@ -116,7 +116,7 @@ size_t textenc_utf8_clean_cut(const char *s, size_t n)
         unsigned char c = p[n - back];
         if ((c & 0xC0) == 0x80)
             continue; /* continuation: keep looking */
-        size_t want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        size_t want = c >= 0xF0 ? 4 : (c >= 0xE0 ? 3 : (c >= 0xC0 ? 2 : 1));
         return want > back ? n - back : n;
     }
     return n;

@@ -201,6 +201,7 @@ static void run_diff(tool_call_t *tc, const json_t *args)
     free_paths(&paths);
 }
 
+/* clang-format off */
 const tool_def_t tool_session_diff = {
     .name = "session_diff",
     .title = "Diff two checkpoints",
@@ -226,6 +227,7 @@ const tool_def_t tool_session_diff = {
     .read_only = true,
     .run = run_diff,
 };
+/* clang-format on */
 
 /* ---- session_rollback --------------------------------------------------------------------- */
 
@@ -324,6 +326,7 @@ static void run_fork(tool_call_t *tc, const json_t *args)
     sessions_put(s);
 }
 
+/* clang-format off */
 const tool_def_t tool_session_fork = {
     .name = "session_fork",
     .title = "Fork a session",
@@ -344,6 +347,7 @@ const tool_def_t tool_session_fork = {
     .needs_policy = true,
     .run = run_fork,
 };
+/* clang-format on */
 
 /* ---- session_label ------------------------------------------------------------------------ */
 
@@ -373,6 +377,7 @@ static void run_label(tool_call_t *tc, const json_t *args)
         sessions_put(s);
 }
 
+/* clang-format off */
 const tool_def_t tool_session_label = {
     .name = "session_label",
     .title = "Label a checkpoint",
@@ -392,3 +397,4 @@ const tool_def_t tool_session_label = {
     .needs_policy = true,
     .run = run_label,
 };
+/* clang-format on */

@@ -291,7 +291,8 @@ static void run_read(tool_call_t *tc, const json_t *args)
         goto put;
     }
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        tools_fail(tc, S_ISDIR(st.st_mode) ? "\"%s\" is a directory; use session_list_files."
+        tools_fail(tc,
+ S_ISDIR(st.st_mode) ? "\"%s\" is a directory; use session_list_files."
                                         : "\"%s\" is not a regular file.",
                 rel.p);
         goto close;
@@ -409,7 +410,10 @@ static int cmp_names(const void *a, const void *b)
 
 static const char *type_name(mode_t m)
 {
-    return S_ISREG(m) ? "file" : S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "symlink" : "other";
+    return S_ISREG(m) ? "file"
+    : S_ISDIR(m) ? "dir"
+    : S_ISLNK(m) ? "symlink"
+    : "other";
 }
 
 static void list_dir(lister_t *l, int dirfd, const char *prefix, int depth)

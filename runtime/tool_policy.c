@@ -84,7 +84,7 @@ static void run_get_policy(tool_call_t *tc, const json_t *args)
     (void)args;
     reload_stats_t st;
     reload_get_stats(tc->srv->reload, &st);
-    const char *state = !tc->lp ? "none" : st.error ? "stale" : "ok";
+    const char *state = !tc->lp ? "none" : (st.error ? "stale" : "ok");
     json_t *o = tc->out;
     json_object_set_new(o, "state", jsonrpc_string(state));
     json_object_set_new(o, "mode", jsonrpc_string(reload_mode_name(st.mode)));

@@ -66,7 +66,7 @@ static char *cap_reason(const verdict_t *v, const char *where)
     for (unsigned i = 0; i < v->ncaps; i++)
         if (v->caps[i]->level < LVL_WRITE && (!low || v->caps[i]->level < low->level))
             low = v->caps[i];
-    const rule_t *r = low ? low->rule : v->grant ? v->grant->rule : NULL;
+    const rule_t *r = low ? low->rule : (v->grant ? v->grant->rule : NULL);
     const char *kind = !r                          ? "no rule grants it"
                        : r->origin                 ? r->origin
                        : r->kind == RK_DENY_WRITE  ? "filesystem.deny_write"
@@ -301,7 +301,7 @@ static bool do_mount(tool_call_t *tc, session_t *s, const char *src, const char 
     hostpol_init(tc, s, &h);
     mountin_req_t r = {.allow = h.allow.v, .nallow = h.allow.n, .source = src, .ws_fd = s->ws_fd,
                        .target = rel.p, .budget = budget_of(tc, s), .own = sesstools_owner(),
-                       .readable = readable, .ctx = &h};
+                       .readable = readable, .ctx = &h,};
     mountin_res_t res = {0};
     char *err = NULL;
     bool ok = h.res && mountin_copy(&r, &res, &err) == 0;
@@ -512,7 +512,7 @@ static void run_export(tool_call_t *tc, const json_t *args)
                       .output_dir = tools_arg_str(args, "output_dir", ""), .paths = paths.v,
                       .npaths = paths.n, .checkpoint = ref, .dry_run = dry,
                       .delete_extra = tools_arg_bool(args, "delete", false), .refused = refused,
-                      .ctx = &h};
+                      .ctx = &h,};
     export_res_t res = {0};
     char *err = NULL, *capped = NULL;
     if (!h.res) {
@@ -541,6 +541,7 @@ out:
     vec_free(&paths);
 }
 
+/* clang-format off */
 const tool_def_t tool_session_export = {
     .name = "session_export",
     .title = "Write a session's files to the host",
@@ -576,3 +577,4 @@ const tool_def_t tool_session_export = {
     .destructive = true,
     .run = run_export,
 };
+/* clang-format on */

@@ -1164,7 +1164,7 @@ int transport_http_run(mcp_server_t *srv, const http_opts_t *o, int stop_fd)
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(hs.d, MHD_DAEMON_INFO_BIND_PORT);
     if (info && info->port)
         hs.port = info->port;
-    const char *shown = hs.self[0] ? hs.self : sa.ss_family == AF_INET6 ? "[::1]" : "127.0.0.1";
+    const char *shown = hs.self[0] ? hs.self : (sa.ss_family == AF_INET6 ? "[::1]" : "127.0.0.1");
     /* Printed whatever the log level: with port 0 it is how a caller learns the port. */
     fprintf(stderr, "drun-mcp: listening on http://%s:%u/mcp\n", shown, hs.port);
 

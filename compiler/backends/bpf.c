@@ -13,6 +13,7 @@
 
 /* Classic BPF encodings (linux/bpf_common.h, linux/filter.h), spelled out so
  * that this file reads the same on any host. */
+/* clang-format off */
 enum {
     C_LD = 0x00, C_LDX = 0x01, C_ST = 0x02, C_STX = 0x03,
     C_ALU = 0x04, C_JMP = 0x05, C_RET = 0x06, C_MISC = 0x07,
@@ -25,6 +26,7 @@ enum {
     R_A = 0x10, R_X = 0x08,
     MISC_TAX = 0x00, MISC_TXA = 0x80,
 };
+/* clang-format on */
 #define CLASS(c) ((c) & 0x07)
 #define SIZE(c) ((c) & 0x18)
 #define MODE(c) ((c) & 0xe0)
@@ -54,6 +56,7 @@ static insn_t fetch(const unsigned char *prog, size_t pc)
  * 16-bit code as the kernel does (an unused bit set is a different opcode). */
 static bool seccomp_opcode(uint16_t code)
 {
+    /* clang-format off */
     switch (code) {
     case C_LD | S_W | M_ABS:
     case C_LD | S_W | M_LEN:
@@ -87,6 +90,7 @@ static bool seccomp_opcode(uint16_t code)
     default:
         return false;
     }
+    /* clang-format on */
 }
 
 static bool is_cond_jump(uint16_t code)
@@ -292,6 +296,7 @@ void bpf_ret_describe(uint32_t ret, buf_t *out)
 
 /* ---- disassembler ------------------------------------------------------------ */
 
+/* clang-format off */
 static const struct { uint32_t arch; const char *name; } audit_arches[] = {
     {0xc000003eu, "AUDIT_ARCH_X86_64"},  {0x40000003u, "AUDIT_ARCH_I386"},
     {0xc00000b7u, "AUDIT_ARCH_AARCH64"}, {0x40000028u, "AUDIT_ARCH_ARM"},
@@ -302,6 +307,7 @@ static const struct { uint32_t arch; const char *name; } audit_arches[] = {
     {0x00000008u, "AUDIT_ARCH_MIPS"},    {0x40000008u, "AUDIT_ARCH_MIPSEL"},
     {0x80000008u, "AUDIT_ARCH_MIPS64"},  {0xc0000008u, "AUDIT_ARCH_MIPSEL64"},
 };
+/* clang-format on */
 
 static const char *audit_arch_name(uint32_t arch)
 {

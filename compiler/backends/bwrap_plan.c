@@ -817,7 +817,10 @@ static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, 
             struct stat st;
             ex_t e = EX_MISSING;
             if (lstat(path, &st) == 0)
-                e = S_ISLNK(st.st_mode) ? EX_LINK : S_ISDIR(st.st_mode) ? EX_DIR : S_ISREG(st.st_mode) ? EX_FILE : EX_OTHER;
+                e = S_ISLNK(st.st_mode) ? EX_LINK
+    : S_ISDIR(st.st_mode) ? EX_DIR
+    : S_ISREG(st.st_mode) ? EX_FILE
+    : EX_OTHER;
             else if (errno != ENOENT) { /* listed but not searchable (0644): what is in it is unknown */
                 ok = hide_unlisted(p, dir, errno);
                 unlisted = true;

@@ -554,7 +554,7 @@ static void emit_unlink_ancestors(gen_t *g, const rrule_t *c)
         const char *last = strrchr(prefix, '/');
         if (strcmp(last ? last + 1 : prefix, "**") == 0) continue;
         bool wild = c->glob && glob_has_wildcard(prefix);
-        const char *arg = wild ? sbpl_glob_regex(prefix, false, a) : c->glob ? glob_unescape(prefix, a) : prefix;
+        const char *arg = wild ? sbpl_glob_regex(prefix, false, a) : (c->glob ? glob_unescape(prefix, a) : prefix);
         buf_t key = BUF_INIT;
         buf_addc(&key, (char)('0' + c->base));
         buf_addc(&key, wild ? 'r' : 'l');
@@ -728,5 +728,5 @@ level_t sbpl_eval(const sbpl_t *s, const roots_t *roots, const char *path, const
     if (read_by) *read_by = rd;
     if (write_by) *write_by = wr;
     bool can_read = rd && rd->allow, can_write = wr && wr->allow;
-    return can_write && can_read ? LVL_WRITE : can_read ? LVL_READ : LVL_NONE;
+    return can_write && can_read ? LVL_WRITE : (can_read ? LVL_READ : LVL_NONE);
 }

@@ -161,7 +161,7 @@ static void wrap(FILE *f, const char *text, int col, int indent)
         while (*p == ' ') p++;
         const char *w = p;
         int depth = 0;
-        for (; *p && (*p != ' ' || depth > 0); p++) depth += *p == '[' ? 1 : *p == ']' ? -1 : 0;
+        for (; *p && (*p != ' ' || depth > 0); p++) depth += *p == '[' ? 1 : (*p == ']' ? -1 : 0);
         int len = (int)(p - w);
         if (len == 0) break;
         if (!first && col + 1 + len > HELP_WIDTH) {
@@ -250,7 +250,7 @@ static void missing_positionals(const cli_cmd_t *c, int n, char *out, size_t siz
         if (*p == ' ') { p++; continue; }
         const char *w = p;
         int d0 = depth;
-        for (; *p && *p != ' '; p++) depth += *p == '[' ? 1 : *p == ']' ? -1 : 0;
+        for (; *p && *p != ' '; p++) depth += *p == '[' ? 1 : (*p == ']' ? -1 : 0);
         if (d0 > 0 || *w == '[' || *w == '-') continue;
         if (i++ < n) continue;
         len += (size_t)snprintf(out + len, len < size ? size - len : 0, "%s%.*s", len ? " " : "", (int)(p - w), w);
@@ -394,8 +394,10 @@ int cli_main(int argc, char **argv)
             continue;
         }
         if (a.npos >= c->max_pos)
-            return usage_error(c, c->takes_rest ? "unexpected argument '%s': the command to run goes after '--'"
-                                                : "unexpected argument '%s'", arg, NULL);
+            return usage_error(c,
+ c->takes_rest ? "unexpected argument '%s': the command to run goes after '--'"
+                                                : "unexpected argument '%s'",
+ arg, NULL);
         a.pos[a.npos++] = arg;
     }
     if (a.npos < c->min_pos) {

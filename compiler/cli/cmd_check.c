@@ -207,7 +207,7 @@ static size_t compare_all(const char *dir, const compiled_t *c, const recorded_t
         char *path = xasprintf("%s/%s", dir, artifact_names[i]);
         bool missing = i == 4 ? !same && access(path, F_OK) != 0 && !rec->sha[4] : access(path, F_OK) != 0;
         free(path);
-        x->status = same ? "same" : missing ? "missing" : "drifted";
+        x->status = same ? "same" : (missing ? "missing" : "drifted");
         drifted += !same;
     }
     return drifted;

@@ -103,7 +103,7 @@ static bool v4_part(const char *s, size_t n, uint64_t *v)
     else if (!n) return false;
     *v = 0;
     for (size_t i = 0; i < n; i++) {
-        int c = s[i], d = is_digit(c) ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : 99;
+        int c = s[i], d = is_digit(c) ? c - '0' : ((c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : 99);
         if (d >= (int)base) return false;
         *v = *v * base + (unsigned)d;
         if (*v > 0xFFFFFFFFu) *v = (uint64_t)1 << 33; /* too big, and stays so */
@@ -402,7 +402,7 @@ bool domain_entry_parse(const char *entry, domain_entry_t *out, char **err)
         return fail(err, "'%s' puts a wildcard over IP addresses; list each address instead (an IP entry matches only "
                     "that address)", shown_z(entry));
     }
-    out->kind = wild ? DOMAIN_SUBDOMAINS : ip ? DOMAIN_IP : DOMAIN_EXACT;
+    out->kind = wild ? DOMAIN_SUBDOMAINS : (ip ? DOMAIN_IP : DOMAIN_EXACT);
     out->pattern = norm;
     return true;
 }
@@ -459,6 +459,7 @@ bool domain_match(const domain_entry_t *e, const char *h)
 /* Multi-label public suffixes, from the Public Suffix List: the ICANN ones most
  * often met and the shared-hosting ones where anybody can get a subdomain. A
  * single-label base ("*.com", "*.io") is a suffix without any list. */
+/* clang-format off */
 static const char *const public_suffixes[] = {
     "co.uk", "org.uk", "ac.uk", "gov.uk", "me.uk", "ltd.uk", "plc.uk", "net.uk", "sch.uk", "nhs.uk",
     "com.au", "net.au", "org.au", "edu.au", "gov.au", "id.au", "co.nz", "org.nz", "net.nz", "govt.nz",
@@ -473,6 +474,7 @@ static const char *const public_suffixes[] = {
     "onrender.com", "repl.co", "glitch.me", "ngrok.io", "ngrok-free.app", "trycloudflare.com",
     "duckdns.org", "no-ip.org", "readthedocs.io", NULL,
 };
+/* clang-format on */
 
 domain_lint_t domain_entry_lint(const domain_entry_t *e)
 {

@@ -357,7 +357,7 @@ static void push_unique(void *vec, const char *s)
     vec_push(v, s);
 }
 
-static const char *level_word(level_t l) { return l == LVL_NONE ? "hidden" : l == LVL_READ ? "read-only" : "writable"; }
+static const char *level_word(level_t l) { return l == LVL_NONE ? "hidden" : (l == LVL_READ ? "read-only" : "writable"); }
 
 static void add_except(dctx_t *d, change_t *c, const probe_t *q)
 {

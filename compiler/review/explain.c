@@ -239,7 +239,7 @@ static void rule_json(jw_t *j, const rule_t *r, level_t lvl)
     jw_obj(j);
     json_at(j, r->src, r->span.start);
     jw_key(j, "key");
-    jw_str(j, r->src || r->kind == RK_RUNTIME ? policy_rule_kind_key(r->kind) : r->origin ? r->origin : policy_rule_kind_key(r->kind));
+    jw_str(j, r->src || r->kind == RK_RUNTIME ? policy_rule_kind_key(r->kind) : (r->origin ? r->origin : policy_rule_kind_key(r->kind)));
     if (r->kind == RK_RUNTIME) { /* SPEC §13: why the runtime owns it */
         jw_key(j, "why");
         jw_str(j, r->origin);
@@ -314,8 +314,10 @@ static bool parse_qpath(explain_t *e, const char *s, qpath_t *q, char **err)
 
 static const char *qpath_on(explain_t *e, target_t t, const qpath_t *q)
 {
-    const char *base = q->base == PB_ROOT ? "/" : q->base == PB_HOME ? e->facts[t]->home
-                     : q->base == PB_WORKSPACE ? e->roots[t].workspace : e->roots[t].scratch;
+    const char *base = q->base == PB_ROOT ? "/"
+    : q->base == PB_HOME ? e->facts[t]->home
+                     : q->base == PB_WORKSPACE ? e->roots[t].workspace
+    : e->roots[t].scratch;
     return lattice_real_path(e->res[t], path_join(base, q->rel, &e->a), &e->a);
 }
 

@@ -422,10 +422,12 @@ static void rule_path_rules(lint_t *l, target_t t)
 }
 
 /* The credentials secret-readable looks for, below the home directory. */
+/* clang-format off */
 static const char *const home_secrets[] = {
     ".ssh", ".gnupg", ".aws", ".config/gcloud", ".azure", ".kube", ".docker/config.json", ".netrc",
     ".git-credentials", ".config/gh", NULL,
 };
+/* clang-format on */
 
 typedef struct exposure {
     const rule_t *grant; /* the config grant that makes it readable */

@@ -41,7 +41,7 @@ static int state_fd = -1, locks_fd = -1;
 static int open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
 {
     struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC | O_NOFOLLOW), .mode = mode,
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,};
     int fd;
     do fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof how);
     while (fd < 0 && errno == EINTR);

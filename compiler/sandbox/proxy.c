@@ -438,7 +438,7 @@ static int dial(tunnel_t *t, const addrs_t *addrs, int port, char **why)
             int soerr = 0;
             socklen_t sl = sizeof soerr;
             if (r > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0) return fd;
-            last = r == 0 ? ETIMEDOUT : r < 0 ? ECANCELED : soerr;
+            last = r == 0 ? ETIMEDOUT : (r < 0 ? ECANCELED : soerr);
         } else {
             last = errno;
         }

@@ -330,7 +330,7 @@ static int precheck_command(const sandbox_t *s, const char *ws, const char *cmd,
     if (strchr(cmd, '/')) {
         char *path = cmd[0] == '/' ? xstrdup(cmd) : xasprintf("%s/%s", ws, cmd);
         struct stat st;
-        int rc = stat(path, &st) != 0 ? 127 : (!S_ISREG(st.st_mode) || access(path, X_OK) != 0) ? 126 : 0;
+        int rc = stat(path, &st) != 0 ? 127 : ((!S_ISREG(st.st_mode) || access(path, X_OK) != 0) ? 126 : 0);
         free(path);
         if (rc) *err = xasprintf("%s: %s", cmd, rc == 127 ? "No such file or directory" : "Permission denied");
         return rc;

@@ -44,8 +44,10 @@ typedef struct spawn_fds {
     int relay;     /* 10: the runner's own binary, bound at SBX_RELAY_PATH (--ro-bind-fd), or -1 */
 } spawn_fds_t;
 
+/* clang-format off */
 enum { SBX_FD_ARGS = 3, SBX_FD_SECCOMP, SBX_FD_STATUS, SBX_FD_EMPTY, SBX_FD_WORKSPACE, SBX_FD_SCRATCH,
        SBX_FD_PROXY, SBX_FD_RELAY, SBX_FD_COUNT };
+/* clang-format on */
 #define SBX_SPAWN_FDS_NONE {-1, -1, -1, -1, -1, -1, -1, -1}
 /* A run with a proxy channel (sbx_exec_t.proxy_fd). */
 #define SBX_PROXIED(x) ((x)->proxy_fd > 0)

@@ -15,12 +15,14 @@
 
 /* Short options that mean the same as a long one, for the commands where a
  * denylist entry is most often written one way and run another. */
+/* clang-format off */
 static const struct { const char *cmd; char letter; const char *canon; } flag_aliases[] = {
     {"rm", 'r', "--recursive"}, {"rm", 'R', "--recursive"}, {"rm", 'f', "--force"},
     {"cp", 'r', "--recursive"}, {"cp", 'R', "--recursive"}, {"cp", 'f', "--force"},
     {"mv", 'f', "--force"},     {"git", 'f', "--force"},    {"chmod", 'R', "--recursive"},
     {"chown", 'R', "--recursive"}, {"chgrp", 'R', "--recursive"},
 };
+/* clang-format on */
 
 static const char *flag_canon(const char *cmd, char letter)
 {

@@ -29,6 +29,7 @@ typedef VEC(lword_t) lwords_t;
 
 typedef enum { T_EOF, T_NEWLINE, T_WORD, T_IONUM, T_OP } tkind_t;
 
+/* clang-format off */
 typedef enum {
     OP_SEMI, OP_AMP, OP_AND, OP_OR, OP_PIPE, OP_PIPEAMP, OP_LPAREN, OP_RPAREN,
     OP_DSEMI, OP_SEMIAMP, OP_DSEMIAMP,
@@ -36,6 +37,7 @@ typedef enum {
     OP_GREAT, OP_DGREAT, OP_LESSGREAT, OP_CLOBBER, OP_GREATAND, OP_LESSAND,
     OP_DLESS, OP_DLESSDASH, OP_TLESS, OP_ANDGREAT, OP_ANDDGREAT,
 } op_t;
+/* clang-format on */
 
 typedef struct token {
     tkind_t kind;

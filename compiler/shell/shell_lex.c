@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off */
 static const char *const op_text[] = {
     ";", "&", "&&", "||", "|", "|&", "(", ")", ";;", ";&", ";;&",
     "<", ">", ">>", "<>", ">|", ">&", "<&", "<<", "<<-", "<<<", "&>", "&>>",
 };
+/* clang-format on */
 
 static void lex_dollar(parser_t *p, lword_t *w, bool in_dq);
 static void lex_dquote(parser_t *p, lword_t *w, bool heredoc);
@@ -128,10 +130,10 @@ static void as_char(wstate_t *st, lword_t *w, int c, size_t pos_after)
     switch (st->as) {
     case AS_START: st->as = is_name_start(c) ? AS_NAME : AS_NO; break;
     case AS_NAME:
-        if (!is_name_char(c)) st->as = c == '[' ? AS_SUB : c == '+' ? AS_PLUS : c == '=' ? AS_DONE : AS_NO;
+        if (!is_name_char(c)) st->as = c == '[' ? AS_SUB : (c == '+' ? AS_PLUS : (c == '=' ? AS_DONE : AS_NO));
         break;
     case AS_SUB: if (c == ']') st->as = AS_AFTER_SUB; break;
-    case AS_AFTER_SUB: st->as = c == '=' ? AS_DONE : c == '+' ? AS_PLUS : AS_NO; break;
+    case AS_AFTER_SUB: st->as = c == '=' ? AS_DONE : (c == '+' ? AS_PLUS : AS_NO); break;
     case AS_PLUS: st->as = c == '=' ? AS_DONE : AS_NO; break;
     default: return;
     }
@@ -233,7 +235,7 @@ static bool ansi_escape(parser_t *p, buf_t *b, bool *locale)
         p->pos++;
         v = x == '?' ? 0x7f : (uint32_t)(x & 0x1f);
     } else if (c == 'x' || c == 'u' || c == 'U') {
-        v = read_digits(p, 16, c == 'x' ? 2 : c == 'u' ? 4 : 8, &n);
+        v = read_digits(p, 16, c == 'x' ? 2 : (c == 'u' ? 4 : 8), &n);
         if (!n) { buf_addc(b, '\\'); buf_addc(b, (char)c); return true; }
         if (c != 'x' && v) {
             if (v >= 0x80) *locale = true;

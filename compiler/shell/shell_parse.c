@@ -23,10 +23,12 @@ static bool is_kw(const parser_t *p, const char *kw)
     return p->tok.kind == T_WORD && !w->quoted && !w->dynamic && w->val.len == n && memcmp(w->val.p, kw, n) == 0;
 }
 
+/* clang-format off */
 static const char *const reserved_words[] = {
     "if", "then", "else", "elif", "fi", "for", "in", "do", "done", "while", "until", "case",
     "esac", "function", "select", "time", "coproc", "{", "}", "!", "[[", "]]", NULL,
 };
+/* clang-format on */
 
 bool shell_in_list(const char *s, const char *const *list)
 {

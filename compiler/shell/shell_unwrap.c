@@ -18,10 +18,12 @@ typedef struct lopt {
 
 enum { W_ASSIGN = 1, W_NUMOPT = 2, W_NOOPTS = 4, W_MORE = 8, W_DASH_I = 16 };
 
+/* clang-format off */
 typedef enum {
     WR_ENV = 1, WR_COMMAND, WR_BUILTIN, WR_EXEC, WR_NICE, WR_NOHUP, WR_TIMEOUT, WR_STDBUF, WR_TIME,
     WR_SUDO, WR_DOAS, WR_XARGS, WR_SETSID, WR_BUSYBOX, WR_WATCH, WR_FLOCK, WR_CHROOT,
 } wrapper_id_t;
+/* clang-format on */
 
 typedef struct wrapper {
     const char *name;
@@ -35,6 +37,7 @@ typedef struct wrapper {
 } wrapper_t;
 
 #define HELP_VERSION {"help", 0, 0}, {"version", 0, 0}
+/* clang-format off */
 static const lopt_t env_longs[] = {
     {"ignore-environment", 'i', 0}, {"null", '0', 0}, {"unset", 'u', 1}, {"chdir", 'C', 1},
     {"split-string", 'S', 1}, {"debug", 'v', 0}, {"default-signal", 0, 2}, {"ignore-signal", 0, 2},
@@ -71,6 +74,7 @@ static const lopt_t flock_longs[] = {
     {"conflict-exit-code", 'E', 1}, {"close", 'o', 0}, {"no-fork", 'F', 0}, {"verbose", 0, 0}, HELP_VERSION,
     {NULL, 0, 0}};
 static const lopt_t chroot_longs[] = {{"userspec", 0, 1}, {"groups", 0, 1}, {"skip-chdir", 0, 0}, HELP_VERSION, {NULL, 0, 0}};
+/* clang-format on */
 
 /* Options are those of GNU coreutils/findutils 9.x, sudo 1.9, OpenDoas, procps
  * watch and bash's builtins. An option not listed makes the command opaque:
@@ -273,7 +277,7 @@ static void classify_wrapper(parser_t *p, size_t idx, const wrapper_t *wr)
         }
         break;
     case WR_XARGS: {
-        const char *r = os.seen['I'] ? os.arg['I'] : os.seen['i'] ? (os.arg['i'] ? os.arg['i'] : "{}") : NULL;
+        const char *r = os.seen['I'] ? os.arg['I'] : (os.seen['i'] ? (os.arg['i'] ? os.arg['i'] : "{}") : NULL);
         if (r && *r) inner = xargs_replace(p, inner, n, r);
         else more = true; /* items from its input are appended as arguments */
         break;
@@ -371,10 +375,12 @@ bool shell_subscript_code(const char *t)
     return b && (strstr(b, "$(") || strchr(b, '`') || strstr(b, "${") || strstr(b, "$["));
 }
 
+/* clang-format off */
 static const char *const name_builtins[] = {
     "unset", "declare", "typeset", "local", "export", "readonly", "read", "printf", "test", "[",
     "let", "mapfile", "readarray", "wait", "getopts", NULL,
 };
+/* clang-format on */
 
 static bool has_subscript_code(const shell_cmd_t *c)
 {
@@ -463,9 +469,11 @@ static void classify_trap(parser_t *p, size_t idx)
 /* Builtins with an option that runs a string as code. */
 static bool runs_code_option(const shell_cmd_t *c, const char *name)
 {
+    /* clang-format off */
     static const struct { const char *name, *letters; } table[] = {
         {"mapfile", "C"}, {"readarray", "C"}, {"complete", "C"}, {"compgen", "C"}, {"bind", "x"}, {"enable", "f"},
     };
+    /* clang-format on */
     for (size_t t = 0; t < sizeof table / sizeof table[0]; t++) {
         if (strcmp(name, table[t].name)) continue;
         for (size_t i = 1; i < c->nwords; i++) {

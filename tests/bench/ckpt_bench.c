@@ -221,7 +221,7 @@ int main(int argc, char **argv)
         mkdir(P(name), 0700);
         int mws = open(P(name), O_RDONLY | O_DIRECTORY);
         mountin_req_t r = {.allow = allow2, .nallow = 1, .source = P("ws"), .ws_fd = mws,
-                           .target = "ws", .budget = 1ULL << 40, .own = {(uid_t)-1, (gid_t)-1}};
+                           .target = "ws", .budget = 1ULL << 40, .own = {(uid_t)-1, (gid_t)-1},};
         mountin_res_t res;
         t0 = now_ms();
         if (mountin_copy(&r, &res, &err) < 0 || res.files != NDIRS * NFILES)

@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 {
     probe_t p = {.cancel_after = -1};
     fetch_req_t req = {.timeout_ms = 10000, .connect_timeout_ms = 5000, .max_bytes = 1 << 20,
-                       .max_redirects = 5, .host_allowed = allowed, .progress = progress, .ctx = &p};
+                       .max_redirects = 5, .host_allowed = allowed, .progress = progress, .ctx = &p,};
     const char *out = NULL, *url = NULL;
     int threads = 0;
     for (int i = 1; i < argc; i++) {

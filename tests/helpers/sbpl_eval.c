@@ -390,9 +390,11 @@ static bool name_filter_matches(const node_t *f, const char *name)
     static const struct {
         const char *filter;
         bool prefix;
+    /* clang-format off */
     } names[] = {{"sysctl-name", false},        {"global-name", false},   {"ipc-posix-name", false},
                  {"local-name", false},         {"socket-domain", false}, {"sysctl-name-prefix", true},
                  {"ipc-posix-name-prefix", true}};
+    /* clang-format on */
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         if (strcmp(h, names[k].filter) != 0) continue;
         char *a = name_arg(f);
@@ -584,7 +586,7 @@ int main(int argc, char **argv)
             snprintf(one, sizeof one, "%s%s=%c%u", k ? " " : "", tag[k], ok[k] ? '+' : '-', r ? r->line : 0);
             strcat(detail, one);
         }
-        const char *level = !ok[0] ? "none" : ok[1] && ok[2] ? "write" : "read";
+        const char *level = !ok[0] ? "none" : (ok[1] && ok[2] ? "write" : "read");
         printf("%s\t%s\t%s\n", level, detail, line);
         free(path);
     }

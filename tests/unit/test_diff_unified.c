@@ -96,7 +96,7 @@ static size_t lcs(const char *a, const char *b)
     size_t *row = xcalloc((y.n + 1) * 2, sizeof *row), *prev = row, *cur = row + y.n + 1;
     for (size_t i = 1; i <= x.n; i++) {
         for (size_t j = 1; j <= y.n; j++)
-            cur[j] = strcmp(x.v[i - 1], y.v[j - 1]) == 0 ? prev[j - 1] + 1 : prev[j] > cur[j - 1] ? prev[j] : cur[j - 1];
+            cur[j] = strcmp(x.v[i - 1], y.v[j - 1]) == 0 ? prev[j - 1] + 1 : (prev[j] > cur[j - 1] ? prev[j] : cur[j - 1]);
         size_t *t = prev; prev = cur; cur = t;
     }
     size_t r = prev[y.n];

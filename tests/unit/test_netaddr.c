@@ -248,16 +248,20 @@ static void test_parse_format(void)
 
 static void test_names(void)
 {
+    /* clang-format off */
     static const char *const local[] = {
         "localhost", "a.localhost", "x.y.localhost", "metadata", "metadata.google.internal",
         "metadata.goog", "instance-data", "instance-data.ec2.internal", "printer.local",
         "router.home.arpa", "localhost.localdomain", "ip6-localhost", "internal",
     };
+    /* clang-format on */
+    /* clang-format off */
     static const char *const public_[] = {
         "example.com", "notlocalhost", "localhost.example.com", "metadata.example.com",
         "internal.example.com", "mylocal", "local.example", "home.arpa.example.com",
         "pypi.org",
     };
+    /* clang-format on */
     char name[160];
     for (size_t i = 0; i < sizeof local / sizeof local[0]; i++) {
         snprintf(name, sizeof name, "'%s' is a local-only name", local[i]);
