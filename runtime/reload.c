@@ -85,8 +85,7 @@ static void sleep_ms(int64_t ms)
     if (ms <= 0)
         return;
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR);
 }
 
 const char *reload_mode_name(reload_mode_t m)

@@ -91,7 +91,7 @@ bool textenc_utf8_sanitize(const char *s, size_t n, buf_t *out)
     bool exact = true;
     size_t i = 0, run = 0; /* run: start of the pending valid stretch */
     buf_reserve(out, n);
-    buf_add(out, "", 0); /* terminated even when s is empty */
+    buf_add(out, "", 0);   /* terminated even when s is empty */
     while (i < n) {
         size_t k = p[i] == 0 ? 0 : seq_len(p + i, n - i);
         if (k) {

@@ -42,7 +42,8 @@ static ckpt_t *ckpt_of(tool_call_t *tc, session_t *s)
 {
     if (!s->ckpt)
         tools_fail(tc, "session %s has no checkpoint store (it could not be created); "
-                    "create a new session", s->id);
+                       "create a new session",
+                   s->id);
     return s->ckpt;
 }
 
@@ -116,13 +117,13 @@ static void run_history(tool_call_t *tc, const json_t *args)
     sessions_put(s);
 }
 
-#define INFO_SCHEMA                                                                          \
-    "{\"type\": \"object\", \"properties\": {\"checkpoint_id\": {\"type\": \"integer\"}, "    \
-    "\"label\": {\"type\": \"string\"}, \"tool\": {\"type\": \"string\"}, \"summary\": "      \
-    "{\"type\": \"string\"}, \"time\": {\"type\": \"string\"}, \"added\": {\"type\": "         \
-    "\"array\", \"items\": {\"type\": \"string\"}}, \"modified\": {\"type\": \"array\", "      \
-    "\"items\": {\"type\": \"string\"}}, \"deleted\": {\"type\": \"array\", \"items\": "       \
-    "{\"type\": \"string\"}}}, \"required\": [\"checkpoint_id\", \"tool\", \"summary\", "      \
+#define INFO_SCHEMA                                                                        \
+    "{\"type\": \"object\", \"properties\": {\"checkpoint_id\": {\"type\": \"integer\"}, " \
+    "\"label\": {\"type\": \"string\"}, \"tool\": {\"type\": \"string\"}, \"summary\": "   \
+    "{\"type\": \"string\"}, \"time\": {\"type\": \"string\"}, \"added\": {\"type\": "     \
+    "\"array\", \"items\": {\"type\": \"string\"}}, \"modified\": {\"type\": \"array\", "  \
+    "\"items\": {\"type\": \"string\"}}, \"deleted\": {\"type\": \"array\", \"items\": "   \
+    "{\"type\": \"string\"}}}, \"required\": [\"checkpoint_id\", \"tool\", \"summary\", "  \
     "\"time\", \"added\", \"modified\", \"deleted\"]}"
 
 const tool_def_t tool_session_history = {
@@ -150,8 +151,7 @@ static bool get_paths(tool_call_t *tc, const json_t *args, ckpt_paths_t *out)
     const json_t *a = json_object_get(args, "paths");
     size_t i;
     const json_t *e;
-    json_array_foreach(a, i, e)
-    {
+    json_array_foreach(a, i, e) {
         buf_t rel = BUF_INIT;
         const char *why;
         if (!beneath_normalize(json_string_value(e), &rel, &why)) {
@@ -266,9 +266,9 @@ const tool_def_t tool_session_rollback = {
                    "rollback is itself recorded as a new checkpoint, and changes not yet "
                    "recorded are recorded first: nothing is lost.",
     .input_schema = "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", " SESS_REF_SCHEMA(
-                        "checkpoint", "the checkpoint to return to") "}, "
-                    "\"required\": [\"session_id\", \"checkpoint\"], \"additionalProperties\": "
-                    "false}",
+        "checkpoint", "the checkpoint to return to") "}, "
+                                                     "\"required\": [\"session_id\", \"checkpoint\"], \"additionalProperties\": "
+                                                     "false}",
     .output_schema = "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": "
                      "\"string\"}, \"checkpoint_id\": {\"type\": \"integer\"}}, \"required\": "
                      "[\"session_id\", \"checkpoint_id\"]}",

@@ -123,7 +123,8 @@ static void run_get_policy(tool_call_t *tc, const json_t *args)
                    reload_mode_name(st.mode), state);
     else
         buf_printf(&tc->text, "No policy is in force (%s mode): the config has never "
-                              "compiled.\n", reload_mode_name(st.mode));
+                              "compiled.\n",
+                   reload_mode_name(st.mode));
     buf_printf(&tc->text,
                "Config checks %llu, compiles %llu, reloads %llu, failed compiles %llu.\n",
                (unsigned long long)st.checks, (unsigned long long)st.compiles,

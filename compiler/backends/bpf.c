@@ -110,13 +110,17 @@ static const char *insn_error(insn_t i, size_t pc, size_t n)
         if (i.k >= BPF_SECCOMP_DATA_SIZE || (i.k & 3))
             return "load outside struct seccomp_data or not 4-byte aligned";
         break;
-    case C_LD | M_MEM: case C_LDX | M_MEM: case C_ST: case C_STX:
+    case C_LD | M_MEM:
+    case C_LDX | M_MEM:
+    case C_ST:
+    case C_STX:
         if (i.k >= MEMWORDS) return "scratch memory index out of range";
         break;
     case C_ALU | O_DIV | SRC_K:
         if (i.k == 0) return "division by constant zero";
         break;
-    case C_ALU | O_LSH | SRC_K: case C_ALU | O_RSH | SRC_K:
+    case C_ALU | O_LSH | SRC_K:
+    case C_ALU | O_RSH | SRC_K:
         if (i.k >= 32) return "shift by 32 or more";
         break;
     case C_JMP | J_JA:
@@ -144,7 +148,10 @@ static bool mem_flow_ok(const unsigned char *prog, size_t n, size_t *bad_pc)
         if (i.code == C_ST || i.code == C_STX) {
             valid |= (uint16_t)(1u << i.k);
         } else if (i.code == (C_LD | M_MEM) || i.code == (C_LDX | M_MEM)) {
-            if (!(valid & (1u << i.k))) { *bad_pc = pc; ok = false; }
+            if (!(valid & (1u << i.k))) {
+                *bad_pc = pc;
+                ok = false;
+            }
         } else if (i.code == (C_JMP | J_JA)) {
             masks[pc + 1 + i.k] &= valid;
             valid = 0xffff;
@@ -166,27 +173,45 @@ bool bpf_check(const void *prog, size_t len, size_t *bad_pc, const char **why)
     if (!why) why = &why_dummy;
     size_t n = len / BPF_INSN_SIZE;
     *bad_pc = n;
-    if (len % BPF_INSN_SIZE) { *why = "length is not a whole number of instructions"; return false; }
-    if (n == 0) { *why = "empty program"; return false; }
-    if (n > BPF_MAX_INSNS) { *why = "more than 4096 instructions"; return false; }
+    if (len % BPF_INSN_SIZE) {
+        *why = "length is not a whole number of instructions";
+        return false;
+    }
+    if (n == 0) {
+        *why = "empty program";
+        return false;
+    }
+    if (n > BPF_MAX_INSNS) {
+        *why = "more than 4096 instructions";
+        return false;
+    }
     for (size_t pc = 0; pc < n; pc++) {
         const char *e = insn_error(fetch(prog, pc), pc, n);
-        if (e) { *bad_pc = pc; *why = e; return false; }
+        if (e) {
+            *bad_pc = pc;
+            *why = e;
+            return false;
+        }
     }
     if (CLASS(fetch(prog, n - 1).code) != C_RET) {
         *bad_pc = n - 1;
         *why = "last instruction is not a return";
         return false;
     }
-    if (!mem_flow_ok(prog, n, bad_pc)) { *why = "scratch memory read before it is written"; return false; }
+    if (!mem_flow_ok(prog, n, bad_pc)) {
+        *why = "scratch memory read before it is written";
+        return false;
+    }
     return true;
 }
 
 /* struct seccomp_data as the little-endian kernel lays it out. */
 static void put32(unsigned char *p, uint32_t v)
 {
-    p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
-    p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
 }
 
 static void seccomp_data_bytes(const bpf_seccomp_data_t *d, unsigned char out[BPF_SECCOMP_DATA_SIZE])
@@ -255,7 +280,7 @@ uint32_t bpf_run(const void *prog, size_t len, const bpf_seccomp_data_t *d, bool
             case O_XOR: A ^= v; break;
             case O_LSH: A <<= (v & 31); break; /* K < 32 was checked; X is masked as the kernel does */
             case O_RSH: A >>= (v & 31); break;
-            default: A = 0u - A; break; /* O_NEG */
+            default: A = 0u - A; break;        /* O_NEG */
             }
             break;
         case C_JMP:
@@ -334,16 +359,19 @@ static void field_name(uint32_t off, buf_t *out)
 
 /* What the disassembler knows about A on entry to an instruction. */
 typedef struct dstate {
-    bool reached;   /* some path leads here */
-    int a_off;      /* A holds this seccomp_data word (-1: something else) */
-    uint32_t a_mask;/* ... and-ed with this mask */
-    bool arch_known;/* every path here checked arch == arch */
+    bool reached;    /* some path leads here */
+    int a_off;       /* A holds this seccomp_data word (-1: something else) */
+    uint32_t a_mask; /* ... and-ed with this mask */
+    bool arch_known; /* every path here checked arch == arch */
     uint32_t arch;
 } dstate_t;
 
 static void merge(dstate_t *to, const dstate_t *from)
 {
-    if (!to->reached) { *to = *from; return; }
+    if (!to->reached) {
+        *to = *from;
+        return;
+    }
     if (to->a_off != from->a_off || to->a_mask != from->a_mask) to->a_off = -1;
     if (!from->arch_known || to->arch != from->arch) to->arch_known = false;
 }
@@ -356,13 +384,22 @@ static void value_name(const dstate_t *s, uint32_t k, buf_t *out)
         return;
     }
     if (s->a_off == 0 && s->a_mask == 0xffffffffu) {
-        if (k == 0xffffffffu) { buf_adds(out, "-1"); return; }
-        if (k == 0x40000000u) { buf_adds(out, "0x40000000 (x32 ABI bit)"); return; }
+        if (k == 0xffffffffu) {
+            buf_adds(out, "-1");
+            return;
+        }
+        if (k == 0x40000000u) {
+            buf_adds(out, "0x40000000 (x32 ABI bit)");
+            return;
+        }
         /* Below bit 30 only: libseccomp keeps negative "pseudo" numbers for
          * calls an arch lacks, which no kernel ever puts in nr. */
         if (s->arch_known && named_arch(s->arch) && k < 0x40000000u) {
             const char *name = seccomp_syscall_name(s->arch, k);
-            if (name) { buf_adds(out, name); return; }
+            if (name) {
+                buf_adds(out, name);
+                return;
+            }
         }
     }
     if (k < 10) buf_printf(out, "%u", k);
@@ -423,7 +460,10 @@ static void mnemonic(insn_t i, size_t pc, buf_t *m)
     case C_JMP: {
         unsigned op = OP(i.code) >> 4;
         if (op >= sizeof jn / sizeof jn[0]) break;
-        if (op == 0) { buf_printf(m, "ja %zu", pc + 1 + (size_t)i.k); return; }
+        if (op == 0) {
+            buf_printf(m, "ja %zu", pc + 1 + (size_t)i.k);
+            return;
+        }
         if (SRC(i.code) == SRC_X) buf_printf(m, "%s x", jn[op]);
         else buf_printf(m, "%s #0x%x", jn[op], i.k);
         buf_printf(m, ", %zu, %zu", pc + 1 + i.jt, pc + 1 + i.jf);
@@ -435,8 +475,14 @@ static void mnemonic(insn_t i, size_t pc, buf_t *m)
         else buf_printf(m, "ret #0x%x", i.k);
         return;
     default: /* C_MISC */
-        if ((i.code & 0xf8) == MISC_TXA) { buf_adds(m, "txa"); return; }
-        if ((i.code & 0xf8) == MISC_TAX) { buf_adds(m, "tax"); return; }
+        if ((i.code & 0xf8) == MISC_TXA) {
+            buf_adds(m, "txa");
+            return;
+        }
+        if ((i.code & 0xf8) == MISC_TAX) {
+            buf_adds(m, "tax");
+            return;
+        }
         break;
     }
     buf_adds(m, "???");

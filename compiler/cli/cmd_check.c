@@ -42,7 +42,8 @@ static bool read_manifest(const char *dir, recorded_t *r, char **err)
         char *why = root ? xstrdup("not a JSON object")
                          : xasprintf("not valid JSON at line %d, column %d (%s)", je.line, je.column, je.text);
         *err = xasprintf("%s: %s: it was not written by drun-policy compile (rewrite DIR with "
-                         "'drun-policy compile CONFIG -o DIR')", path, why);
+                         "'drun-policy compile CONFIG -o DIR')",
+                         path, why);
         free(why);
         ok = false;
     }

@@ -189,7 +189,7 @@ static void overview_network(explain_t *e, buf_t *out)
         buf_adds(&cd, " (HTTP and HTTPS through the runner's proxy, ports");
         for (size_t i = 0; i < p->command_ports.n; i++) buf_printf(&cd, "%s %d", i ? "," : "", p->command_ports.v[i]);
         buf_adds(&cd, policy_get(p, S_ALLOW_PRIVATE_ADDRESSES) ? "; private addresses ALLOWED)"
-                                                                : "; private addresses refused)");
+                                                               : "; private addresses refused)");
         item(out, "sandboxed commands may reach", buf_cstr(&cd));
         buf_free(&cd);
     }
@@ -206,9 +206,9 @@ static void overview_network(explain_t *e, buf_t *out)
         buf_free(&pk);
     }
     item(out, "AF_UNIX sockets (linux)",
- policy_get(p, S_ALLOW_UNIX_SOCKETS)
-                                             ? "allowed ([network] allow_unix_sockets = true)"
-                                             : "new ones denied by the seccomp filter");
+         policy_get(p, S_ALLOW_UNIX_SOCKETS)
+             ? "allowed ([network] allow_unix_sockets = true)"
+             : "new ones denied by the seccomp filter");
     item(out, "other sockets (linux)", "AF_INET and AF_INET6 (loopback only) and route netlink; every other family "
                                        "(AF_VSOCK, AF_PACKET, AF_ALG, ...) refused by the seccomp filter");
     buf_t hosts = BUF_INIT;
@@ -222,9 +222,9 @@ static void overview_network(explain_t *e, buf_t *out)
     buf_free(&hosts);
     if (p->domains.n) {
         item(out, "  private addresses",
- policy_get(p, S_ALLOW_PRIVATE_ADDRESSES)
-                                             ? "ALLOWED: loopback, private, link-local and metadata addresses"
-                                             : "refused (loopback, RFC 1918, link-local, ULA, cloud metadata)");
+             policy_get(p, S_ALLOW_PRIVATE_ADDRESSES)
+                 ? "ALLOWED: loopback, private, link-local and metadata addresses"
+                 : "refused (loopback, RFC 1918, link-local, ULA, cloud metadata)");
         buf_t lim = BUF_INIT;
         buf_printf(&lim, "%lld bytes per body; connect %lld ms, whole fetch %lld ms",
                    (long long)policy_get(p, S_FETCH_MAX_BYTES), (long long)policy_get(p, S_CONNECT_TIMEOUT_MS),
@@ -281,8 +281,8 @@ static void overview_env(explain_t *e, buf_t *out)
     const policy_t *p = e->pol;
     section(out, "Environment (sandboxed commands start from an empty one)");
     item(out, "fixed",
- policy_get(p, S_READ_PATH_DIRS) ? "PATH = the host's $PATH directories, HOME = TMPDIR = ${SCRATCH}"
-                                                       : "PATH = /usr/local/bin:/usr/bin:/bin, HOME = TMPDIR = ${SCRATCH}");
+         policy_get(p, S_READ_PATH_DIRS) ? "PATH = the host's $PATH directories, HOME = TMPDIR = ${SCRATCH}"
+                                         : "PATH = /usr/local/bin:/usr/bin:/bin, HOME = TMPDIR = ${SCRATCH}");
     buf_t b = BUF_INIT;
     str_list(&b, p->env_passthrough.v, p->env_passthrough.n, "nothing");
     item(out, "copied from the host", buf_cstr(&b));

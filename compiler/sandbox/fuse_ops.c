@@ -79,11 +79,11 @@ typedef struct lnode {
     mode_t type;          /* S_IFMT bits */
     dev_t dev;
     ino_t ino;
-    uint64_t nlookup;     /* the kernel's references */
-    unsigned kids;        /* nodes whose parent this is */
-    bool hashed;          /* in the table under (parent, name) */
+    uint64_t nlookup; /* the kernel's references */
+    unsigned kids;    /* nodes whose parent this is */
+    bool hashed;      /* in the table under (parent, name) */
     struct lnode *hnext;
-    unsigned gen;         /* generation the cached decision is of (0: none) */
+    unsigned gen;     /* generation the cached decision is of (0: none) */
     fs_verdict_t v;
 } lnode_t;
 
@@ -842,9 +842,9 @@ static int create_open(int dirfd, const char *name, int flags, mode_t mode, int 
     int pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     int err = pfd < 0 ? errno : stat_fd(pfd, &st);
-    if (!err && !S_ISREG(st.st_mode)) err = S_ISDIR(st.st_mode) ? EISDIR
-    : S_ISLNK(st.st_mode) ? ELOOP
-    : EACCES;
+    if (!err && !S_ISREG(st.st_mode)) err = S_ISDIR(st.st_mode)   ? EISDIR
+                                            : S_ISLNK(st.st_mode) ? ELOOP
+                                                                  : EACCES;
     if (!err) {
         char pp[64];
         proc_path(pp, pfd);

@@ -115,7 +115,8 @@ static bool load_checked(const char *dir, const char *name, const json_t *hashes
     digest_sha256_hex(out->p ? out->p : "", out->len, hex);
     if (!want || strcmp(want, hex) != 0) {
         *err = xasprintf("%s/%s does not match the sha256 in policy.json: the artifacts were changed after "
-                         "they were compiled", dir, name);
+                         "they were compiled",
+                         dir, name);
         return false;
     }
     return true;
@@ -185,7 +186,8 @@ sandbox_t *sandbox_from_artifacts(const char *dir, char **err)
     buf_free(&again);
     if (!same) {
         *err = xasprintf("%s/bwrap.args differs from what drun-policy %s compiles from the same source and "
-                         "facts: recompile the artifacts with this version", dir, DRUN_VERSION);
+                         "facts: recompile the artifacts with this version",
+                         dir, DRUN_VERSION);
         goto fail;
     }
     buf_free(&man);

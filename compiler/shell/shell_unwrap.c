@@ -16,7 +16,13 @@ typedef struct lopt {
     char arg;         /* 0 none, 1 required, 2 optional (only as --name=value) */
 } lopt_t;
 
-enum { W_ASSIGN = 1, W_NUMOPT = 2, W_NOOPTS = 4, W_MORE = 8, W_DASH_I = 16 };
+enum {
+    W_ASSIGN = 1,
+    W_NUMOPT = 2,
+    W_NOOPTS = 4,
+    W_MORE = 8,
+    W_DASH_I = 16
+};
 
 /* clang-format off */
 typedef enum {
@@ -195,12 +201,21 @@ static size_t scan_wrapper(parser_t *p, size_t idx, const wrapper_t *wr, optscan
         const shell_word_t *w = &p->sh->cmds.v[idx].words[i];
         if (w->dynamic) return set_opaque(p, idx, SHELL_OPAQUE_WRAPPED);
         const char *t = w->text;
-        if ((wr->how & W_ASSIGN) && env_assign(t)) { i++; continue; }
+        if ((wr->how & W_ASSIGN) && env_assign(t)) {
+            i++;
+            continue;
+        }
         if ((wr->how & W_NOOPTS) || t[0] != '-' || !t[1]) {
-            if ((wr->how & W_DASH_I) && !strcmp(t, "-")) { i++; continue; }
+            if ((wr->how & W_DASH_I) && !strcmp(t, "-")) {
+                i++;
+                continue;
+            }
             break;
         }
-        if (!strcmp(t, "--")) { i++; break; }
+        if (!strcmp(t, "--")) {
+            i++;
+            break;
+        }
         size_t next;
         if (t[1] == '-') next = scan_long(p, idx, wr, os, i);
         else if ((wr->how & W_NUMOPT) && strspn(t + 1, "0123456789") == strlen(t + 1)) next = i + 1;
@@ -247,7 +262,10 @@ static void classify_wrapper(parser_t *p, size_t idx, const wrapper_t *wr)
         break;
     case WR_ENV:
         /* env -S splits a string into a command with rules of its own. */
-        if (os.seen['S']) { set_opaque(p, idx, SHELL_OPAQUE_OPTION); return; }
+        if (os.seen['S']) {
+            set_opaque(p, idx, SHELL_OPAQUE_OPTION);
+            return;
+        }
         break;
     case WR_SUDO:
         if (os.seen['e']) return; /* sudoedit: the operands are files */
@@ -259,7 +277,10 @@ static void classify_wrapper(parser_t *p, size_t idx, const wrapper_t *wr)
         /* Without -x, watch joins its arguments and runs them with sh -c. */
         if (!os.seen['x']) {
             for (size_t k = 0; k < n; k++)
-                if (inner[k].dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); return; }
+                if (inner[k].dynamic) {
+                    set_opaque(p, idx, SHELL_OPAQUE_STRING);
+                    return;
+                }
             buf_t b = BUF_INIT;
             join_words(&b, inner, n);
             shell_parse_nested(p, b.p, b.len, c.offset, "'watch' command", c.depth);
@@ -271,7 +292,10 @@ static void classify_wrapper(parser_t *p, size_t idx, const wrapper_t *wr)
         /* flock FILE -c STRING runs STRING with sh -c. */
         if (!strcmp(inner[0].text, "-c") || !strcmp(inner[0].text, "--command")) {
             if (n < 2) return;
-            if (inner[1].dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); return; }
+            if (inner[1].dynamic) {
+                set_opaque(p, idx, SHELL_OPAQUE_STRING);
+                return;
+            }
             shell_parse_nested(p, inner[1].text, inner[1].len, c.offset, "'flock -c' string", c.depth);
             return;
         }
@@ -301,7 +325,10 @@ static void classify_shell(parser_t *p, size_t idx, const char *name)
             return;
         }
         const char *t = w->text;
-        if (!strcmp(t, "--") || !strcmp(t, "-")) { i++; break; }
+        if (!strcmp(t, "--") || !strcmp(t, "-")) {
+            i++;
+            break;
+        }
         size_t skip = 0;
         if (t[0] == '-' && t[1] == '-') {
             skip = !strcmp(t, "--rcfile") || !strcmp(t, "--init-file") || !strcmp(t, "--emulate");
@@ -315,12 +342,18 @@ static void classify_shell(parser_t *p, size_t idx, const char *name)
             break;
         }
         for (i++; skip && i < c.nwords; skip--, i++)
-            if (!option_arg_ok(&c.words[i])) { set_opaque(p, idx, SHELL_OPAQUE_WRAPPED); return; }
+            if (!option_arg_ok(&c.words[i])) {
+                set_opaque(p, idx, SHELL_OPAQUE_WRAPPED);
+                return;
+            }
     }
     if (dash_c) {
         if (i >= c.nwords) return; /* the shell refuses: nothing runs */
         const shell_word_t *s = &c.words[i];
-        if (s->dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); return; }
+        if (s->dynamic) {
+            set_opaque(p, idx, SHELL_OPAQUE_STRING);
+            return;
+        }
         buf_t what = BUF_INIT;
         buf_printf(&what, "'%s -c' string", name);
         shell_parse_nested(p, s->text, s->len, c.offset, buf_cstr(&what), c.depth);
@@ -347,7 +380,10 @@ static void classify_dash_c(parser_t *p, size_t idx, const char *name)
         }
         if (!strcmp(t, "--command") || !strcmp(t, "--session-command")) {
             if (!next) break;
-            if (next->dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); break; }
+            if (next->dynamic) {
+                set_opaque(p, idx, SHELL_OPAQUE_STRING);
+                break;
+            }
             str = next->text;
             i++;
         } else if (!strncmp(t, "--command=", 10) || !strncmp(t, "--session-command=", 18)) {
@@ -356,7 +392,10 @@ static void classify_dash_c(parser_t *p, size_t idx, const char *name)
             if (q[1]) {
                 str = q + 1;
             } else if (next) {
-                if (next->dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); break; }
+                if (next->dynamic) {
+                    set_opaque(p, idx, SHELL_OPAQUE_STRING);
+                    break;
+                }
                 str = next->text;
                 i++;
             }
@@ -461,7 +500,10 @@ static void classify_trap(parser_t *p, size_t idx)
     }
     if (c.nwords - i < 2) return; /* listing, or resetting one signal */
     const shell_word_t *a = &c.words[i];
-    if (a->dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); return; }
+    if (a->dynamic) {
+        set_opaque(p, idx, SHELL_OPAQUE_STRING);
+        return;
+    }
     if (!a->len || !strcmp(a->text, "-")) return;
     shell_parse_nested(p, a->text, a->len, c.offset, "trap action", c.depth);
 }

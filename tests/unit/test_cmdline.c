@@ -29,11 +29,11 @@ static char *split_n(const char *cmd, size_t len)
     return buf_detach(&b, NULL);
 }
 
-#define SPLIT(cmd, want)                            \
-    do {                                            \
-        char *got_ = split_n((cmd), strlen(cmd));   \
-        CHECK_STR(got_, (want), "split: " cmd);     \
-        free(got_);                                 \
+#define SPLIT(cmd, want)                          \
+    do {                                          \
+        char *got_ = split_n((cmd), strlen(cmd)); \
+        CHECK_STR(got_, (want), "split: " cmd);   \
+        free(got_);                               \
     } while (0)
 
 typedef struct lists {

@@ -134,7 +134,12 @@ static void test_jsonrpc(void)
     CHECK(m.kind == JSONRPC_RESPONSE, "a response from the client");
     jsonrpc_msg_free(&m);
 
-    struct { const char *in; int code; bool has_id; const char *name; } bad[] = {
+    struct {
+        const char *in;
+        int code;
+        bool has_id;
+        const char *name;
+    } bad[] = {
         {"[]", JSONRPC_INVALID_REQUEST, false, "batch refused"},
         {"{", JSONRPC_PARSE_ERROR, false, "truncated JSON"},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"} x", JSONRPC_PARSE_ERROR, false, "trailing garbage"},
@@ -198,8 +203,12 @@ static void test_argcheck(void)
         "\"maxLength\":3},\"n\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5},"
         "\"e\":{\"type\":\"string\",\"enum\":[\"a\",\"b\"]},\"l\":{\"type\":\"array\","
         "\"maxItems\":2,\"items\":{\"type\":\"string\"}},\"x\":{\"type\":[\"integer\",\"null\"]}},"
-        "\"required\":[\"s\"],\"additionalProperties\":false}", 0, NULL);
-    struct { const char *args; const char *why; } cases[] = {
+        "\"required\":[\"s\"],\"additionalProperties\":false}",
+        0, NULL);
+    struct {
+        const char *args;
+        const char *why;
+    } cases[] = {
         {"{\"s\":\"ab\"}", NULL},
         {"{\"s\":\"äöü\",\"n\":5,\"e\":\"b\",\"l\":[\"x\"],\"x\":null}", NULL},
         {"{}", "arguments.s is required"},

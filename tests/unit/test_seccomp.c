@@ -20,7 +20,10 @@
 #define EPERM_RET (BPF_RET_ERRNO | 1u)
 #define EAFNO_RET (BPF_RET_ERRNO | 97u) /* EAFNOSUPPORT */
 
-typedef struct { const char *name; int x86_64, aarch64; } sysnr_t;
+typedef struct {
+    const char *name;
+    int x86_64, aarch64;
+} sysnr_t;
 
 /* From arch/x86/entry/syscalls/syscall_64.tbl and
  * include/uapi/asm-generic/unistd.h (aarch64). */
@@ -92,7 +95,10 @@ static void build(seccomp_arch_t a, bool unix_ok, buf_t *out)
  * argument that holds the mode and, for the open calls, the flags; -1 =
  * no such call on the arch. The expectations are spelled out per case, not
  * computed by seccomp_setid_refused (which the build's self-check uses). */
-typedef struct { const char *name; int x86_64, aarch64, mode_arg, flags_arg; } setid_nr_t;
+typedef struct {
+    const char *name;
+    int x86_64, aarch64, mode_arg, flags_arg;
+} setid_nr_t;
 /* clang-format off */
 static const setid_nr_t setid_calls[] = {
     {"chmod", 90, -1, 1, -1},      {"fchmod", 91, 52, 1, -1},   {"fchmodat", 268, 53, 2, -1},
@@ -140,7 +146,7 @@ static void test_setid(seccomp_arch_t a, const buf_t *p)
         /* ordinary modes pass */
         setid_case(p, a, c, 0644, create, BPF_RET_ALLOW);
         setid_case(p, a, c, 0755, create, BPF_RET_ALLOW);
-        setid_case(p, a, c, 01777, create, BPF_RET_ALLOW); /* sticky is not set-ID */
+        setid_case(p, a, c, 01777, create, BPF_RET_ALLOW);   /* sticky is not set-ID */
         setid_case(p, a, c, 0100644, create, BPF_RET_ALLOW); /* S_IFREG, as mknod takes it */
         /* either set-ID bit is refused, alone or together, with a file type, or high garbage */
         setid_case(p, a, c, 04755, create, EPERM_RET);
@@ -402,7 +408,11 @@ static void test_api(void)
 
 /* ---- bpf.c on hand-written programs -------------------------------------------------- */
 
-typedef struct { uint16_t code; uint8_t jt, jf; uint32_t k; } ins_t;
+typedef struct {
+    uint16_t code;
+    uint8_t jt, jf;
+    uint32_t k;
+} ins_t;
 
 static void assemble(const ins_t *ins, size_t n, buf_t *out)
 {
