@@ -38,7 +38,7 @@ copy_tree() {
 @test "a mis-indented line fails, naming its file; make format puts it back" {
     copy_tree
     cp compiler/backends/bpf.c "$tmp/bpf.c.orig"
-    sed -i 's/^    return CLASS(code) == C_JMP && OP(code) != J_JA;$/  return CLASS(code) == C_JMP && OP(code) != J_JA;/' "$tmp/t/compiler/backends/bpf.c"
+    sed -i 's/^    if (!seccomp_opcode(i.code)) return/  if (!seccomp_opcode(i.code)) return/' "$tmp/t/compiler/backends/bpf.c"
     ! cmp -s "$tmp/bpf.c.orig" "$tmp/t/compiler/backends/bpf.c" # the line was there
     run scripts/check-format "$tmp/t"
     assert_failure 1
