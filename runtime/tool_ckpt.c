@@ -201,25 +201,22 @@ static void run_diff(tool_call_t *tc, const json_t *args)
     free_paths(&paths);
 }
 
-/* clang-format off */
 const tool_def_t tool_session_diff = {
     .name = "session_diff",
     .title = "Diff two checkpoints",
     .description = "A unified diff between two checkpoints of the session (default: the "
                    "newest against the one before it), optionally limited to paths. Binary "
                    "files are named, not dumped. from and to take a checkpoint id or label.",
+    /* clang-format off */
     .input_schema =
-        "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", " SESS_REF_SCHEMA(
-            "from", "the older side (default: the checkpoint before to)") ", " SESS_REF_SCHEMA("to",
-                                                                                            "the newer "
-                                                                                            "side "
-                                                                                            "(default: "
-                                                                                            "the "
-                                                                                            "newest)") ", "
+        "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", "
+        SESS_REF_SCHEMA("from", "the older side (default: the checkpoint before to)") ", "
+        SESS_REF_SCHEMA("to", "the newer " "side " "(default: " "the " "newest)") ", "
         "\"paths\": {\"type\": \"array\", \"maxItems\": 256, \"items\": {\"type\": \"string\", "
         "\"minLength\": 1, \"maxLength\": 4096}, \"description\": \"workspace-relative files or "
         "directories to limit the diff to\"}}, "
         "\"required\": [\"session_id\"], \"additionalProperties\": false}",
+    /* clang-format on */
     .output_schema = "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": "
                      "\"string\"}, \"diff\": {\"type\": \"string\"}}, \"required\": "
                      "[\"session_id\", \"diff\"]}",
@@ -227,7 +224,6 @@ const tool_def_t tool_session_diff = {
     .read_only = true,
     .run = run_diff,
 };
-/* clang-format on */
 
 /* ---- session_rollback --------------------------------------------------------------------- */
 
@@ -326,19 +322,20 @@ static void run_fork(tool_call_t *tc, const json_t *args)
     sessions_put(s);
 }
 
-/* clang-format off */
 const tool_def_t tool_session_fork = {
     .name = "session_fork",
     .title = "Fork a session",
     .description = "Makes a new session whose workspace and history are this session's at a "
                    "checkpoint (default: the newest). The two go on independently: explore "
                    "two trajectories, keep the better one.",
+    /* clang-format off */
     .input_schema =
-        "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", " SESS_REF_SCHEMA(
-            "checkpoint", "where the fork starts (default: the newest)") ", "
+        "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", "
+        SESS_REF_SCHEMA("checkpoint", "where the fork starts (default: the newest)") ", "
         "\"label\": {\"type\": \"string\", \"maxLength\": 64, \"description\": \"the new "
         "session's label (default: this one's)\"}}, "
         "\"required\": [\"session_id\"], \"additionalProperties\": false}",
+    /* clang-format on */
     .output_schema = "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": "
                      "\"string\"}, \"forked_from\": {\"type\": \"string\"}, \"checkpoint_id\": "
                      "{\"type\": \"integer\"}, \"label\": {\"type\": \"string\"}, \"workspace\": "
@@ -347,7 +344,6 @@ const tool_def_t tool_session_fork = {
     .needs_policy = true,
     .run = run_fork,
 };
-/* clang-format on */
 
 /* ---- session_label ------------------------------------------------------------------------ */
 
@@ -377,19 +373,21 @@ static void run_label(tool_call_t *tc, const json_t *args)
         sessions_put(s);
 }
 
-/* clang-format off */
 const tool_def_t tool_session_label = {
     .name = "session_label",
     .title = "Label a checkpoint",
     .description = "Gives a checkpoint (default: the newest) a label usable wherever a "
                    "checkpoint id is (from, to, checkpoint). A label names one checkpoint: "
                    "given again, it moves.",
-    .input_schema = "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", " SESS_REF_SCHEMA(
-                        "checkpoint", "the checkpoint to label (default: the newest)") ", "
-                    "\"label\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 64, "
-                    "\"description\": \"letters, digits, '.', '_' or '-', not starting with '.' or '-', "
-                    "not only digits\"}}, "
-                    "\"required\": [\"session_id\", \"label\"], \"additionalProperties\": false}",
+    /* clang-format off */
+    .input_schema =
+        "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", "
+        SESS_REF_SCHEMA("checkpoint", "the checkpoint to label (default: the newest)") ", "
+        "\"label\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 64, "
+        "\"description\": \"letters, digits, '.', '_' or '-', not starting with '.' or '-', "
+        "not only digits\"}}, "
+        "\"required\": [\"session_id\", \"label\"], \"additionalProperties\": false}",
+    /* clang-format on */
     .output_schema = "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": "
                      "\"string\"}, \"checkpoint_id\": {\"type\": \"integer\"}, \"label\": "
                      "{\"type\": \"string\"}}, \"required\": [\"session_id\", \"checkpoint_id\", "
@@ -397,4 +395,3 @@ const tool_def_t tool_session_label = {
     .needs_policy = true,
     .run = run_label,
 };
-/* clang-format on */

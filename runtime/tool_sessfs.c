@@ -554,7 +554,6 @@ out:
     vec_free(&paths);
 }
 
-/* clang-format off */
 const tool_def_t tool_session_export = {
     .name = "session_export",
     .title = "Write a session's files to the host",
@@ -565,6 +564,7 @@ const tool_def_t tool_session_export = {
         "deny_write matches) and symlinks are skipped with the reason. delete removes files "
         "of output_dir the export does not hold; dry_run lists what would happen, with a "
         "diff, and writes nothing.",
+    /* clang-format off */
     .input_schema =
         "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", "
         "\"output_dir\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 4096, "
@@ -572,12 +572,13 @@ const tool_def_t tool_session_export = {
         "missing)\"}, "
         "\"paths\": {\"type\": \"array\", \"maxItems\": 1024, \"items\": {\"type\": \"string\", "
         "\"minLength\": 1, \"maxLength\": 4096}, \"description\": \"workspace-relative files or "
-        "directories to export (default: all)\"}, " SESS_REF_SCHEMA(
-            "checkpoint", "what to export (default: the workspace now)") ", "
+        "directories to export (default: all)\"}, "
+        SESS_REF_SCHEMA("checkpoint", "what to export (default: the workspace now)") ", "
         "\"dry_run\": {\"type\": \"boolean\", \"description\": \"list and diff only\"}, "
         "\"delete\": {\"type\": \"boolean\", \"description\": \"remove files of output_dir "
         "(within paths) that the export does not hold\"}}, "
         "\"required\": [\"session_id\", \"output_dir\"], \"additionalProperties\": false}",
+    /* clang-format on */
     .output_schema =
         "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": \"string\"}, "
         "\"output_dir\": {\"type\": \"string\"}, \"exported_checkpoint\": {\"type\": "
@@ -590,4 +591,3 @@ const tool_def_t tool_session_export = {
     .destructive = true,
     .run = run_export,
 };
-/* clang-format on */
