@@ -18,15 +18,15 @@ typedef struct compile_opts {
 } compile_opts_t;
 
 typedef struct compiled {
-    const policy_t *pol;        /* borrowed */
-    facts_t *facts[2];          /* indexed by target_t; NULL when not built */
+    const policy_t *pol; /* borrowed */
+    facts_t *facts[2];   /* indexed by target_t; NULL when not built */
     resolved_t *res[2];
-    sbpl_t *sbpl;               /* macOS profile */
-    bwrap_t *bwrap;             /* Linux template */
-    buf_t bwrap_args;           /* bwrap.args */
-    buf_t seccomp;              /* seccomp.bpf */
-    buf_t seccomp_txt;          /* its disassembly */
-    buf_t manifest;             /* policy.json */
+    sbpl_t *sbpl;        /* macOS profile */
+    bwrap_t *bwrap;      /* Linux template */
+    buf_t bwrap_args;    /* bwrap.args */
+    buf_t seccomp;       /* seccomp.bpf */
+    buf_t seccomp_txt;   /* its disassembly */
+    buf_t manifest;      /* policy.json */
 } compiled_t;
 
 /* Facts for compiling p for target t: from the matching file of files (NULL

@@ -25,11 +25,11 @@
 typedef bool (*decide_repo_fn)(void *ctx, const char *dir);
 
 typedef struct fs_verdict {
-    level_t level;        /* what the sandbox may do with the path */
-    level_t grant_level;  /* before any cap */
-    const rrule_t *rule;  /* what decided: the lowest cap that lowered it, else the grant;
-                             NULL when no grant covers the path or the structural rule decided */
-    const char *builtin;  /* the structural rule's name when it decided ("protect.git_hooks"), else NULL */
+    level_t level;       /* what the sandbox may do with the path */
+    level_t grant_level; /* before any cap */
+    const rrule_t *rule; /* what decided: the lowest cap that lowered it, else the grant;
+                            NULL when no grant covers the path or the structural rule decided */
+    const char *builtin; /* the structural rule's name when it decided ("protect.git_hooks"), else NULL */
 } fs_verdict_t;
 
 /* The level of abs (absolute, normalised) under r with the session roots,

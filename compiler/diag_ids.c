@@ -8,6 +8,7 @@
 
 #define DOC(id) "docs/lint-rules.md#" id
 
+/* clang-format off */
 const diag_info_t diag_table[] = {
     /* config errors: policy_build (policy/build.c) rejects the file */
     {"syntax", SEV_ERROR, true, "the file is not valid TOML", DOC("syntax")},
@@ -73,6 +74,7 @@ const diag_info_t diag_table[] = {
      DOC("bad-suppression")},
     {NULL, SEV_NOTE, false, NULL, NULL},
 };
+/* clang-format on */
 
 size_t diag_table_len(void) { return sizeof diag_table / sizeof *diag_table - 1; }
 

@@ -13,12 +13,12 @@
 #include "source.h"
 
 typedef struct diag_info {
-    const char *id;       /* "secret-readable": stable, kebab-case, never reused */
-    severity_t sev;       /* default severity */
-    bool config_error;    /* raised by policy_build: the policy is rejected and
-                             the finding cannot be suppressed */
-    const char *summary;  /* one line: what it catches */
-    const char *anchor;   /* "docs/lint-rules.md#secret-readable" */
+    const char *id;      /* "secret-readable": stable, kebab-case, never reused */
+    severity_t sev;      /* default severity */
+    bool config_error;   /* raised by policy_build: the policy is rejected and
+                            the finding cannot be suppressed */
+    const char *summary; /* one line: what it catches */
+    const char *anchor;  /* "docs/lint-rules.md#secret-readable" */
 } diag_info_t;
 
 /* Every diagnostic ID, schema errors first, then the lint rules; ends with a

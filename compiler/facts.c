@@ -249,7 +249,9 @@ static const char *open_real(const char *path, ptype_t *type, arena_t *a)
     struct stat st;
     const char *real = NULL;
     if (fstat(fd, &st) == 0) {
-        *type = S_ISDIR(st.st_mode) ? PT_DIR : S_ISREG(st.st_mode) ? PT_FILE : PT_OTHER;
+        *type = S_ISDIR(st.st_mode)   ? PT_DIR
+                : S_ISREG(st.st_mode) ? PT_FILE
+                                      : PT_OTHER;
         char link[32], buf[PATH_MAX];
         snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
         ssize_t n = readlink(link, buf, sizeof buf - 1);
@@ -336,8 +338,9 @@ static void probe_bwrap(facts_t *f)
         return;
     }
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    char *dir = xdg && *xdg == '/' ? xasprintf("%s/drun", xdg)
-              : home && *home == '/' ? xasprintf("%s/.cache/drun", home) : NULL;
+    char *dir = xdg && *xdg == '/'     ? xasprintf("%s/drun", xdg)
+                : home && *home == '/' ? xasprintf("%s/.cache/drun", home)
+                                       : NULL;
     char *cache = dir ? xasprintf("%s/bwrap-probe", dir) : NULL;
     char *key = xasprintf("%s %llu %lld %lld", bin, (unsigned long long)st.st_ino, (long long)st.st_size,
                           (long long)st.st_mtime);
@@ -471,8 +474,7 @@ facts_t *facts_macos_default(void)
     static const char *const pd[] = {"/opt/homebrew/bin", "/usr/local/bin", "/usr/bin", "/bin",
                                      "/usr/sbin", "/sbin"};
     for (size_t i = 0; i < sizeof pd / sizeof *pd; i++) vec_push(&f->path_dirs, pd[i]);
-    static const char *const fl[][2] = {{"/etc", "/private/etc"}, {"/tmp", "/private/tmp"},
-                                        {"/var", "/private/var"}};
+    static const char *const fl[][2] = {{"/etc", "/private/etc"}, {"/tmp", "/private/tmp"}, {"/var", "/private/var"}};
     for (size_t i = 0; i < 3; i++) {
         link_fact_t l = {fl[i][0], fl[i][1]};
         vec_push(&f->firmlinks, l);
@@ -636,7 +638,8 @@ facts_t *facts_from_json(const char *text, size_t len, char **err)
         json_decref(root);
         *err = root ? xstrdup("facts: not a JSON object (write the file with 'drun-policy facts > FILE')")
                     : xasprintf("facts: not valid JSON at line %d, column %d: %s (write the file with "
-                                "'drun-policy facts > FILE')", je.line, je.column, je.text);
+                                "'drun-policy facts > FILE')",
+                                je.line, je.column, je.text);
         return NULL;
     }
     const char *t = json_string_value(json_object_get(root, "target"));

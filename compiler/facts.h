@@ -11,7 +11,10 @@
 
 #include "buf.h"
 
-typedef enum { TARGET_LINUX, TARGET_MACOS } target_t;
+typedef enum {
+    TARGET_LINUX,
+    TARGET_MACOS
+} target_t;
 
 const char *facts_target_name(target_t t); /* "linux", "macos" */
 

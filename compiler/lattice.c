@@ -213,12 +213,13 @@ void lattice_owned_add(const char *path, const char *why)
     /* the object it names: the planner mounts over objects, never over a
      * link; a missing path is kept as written (blocked where it would be made) */
     char real[PATH_MAX], cwd[PATH_MAX];
-    char *abs = realpath(path, real) ? xstrdup(real)
-              : path[0] == '/'       ? xstrdup(path)
-              : getcwd(cwd, sizeof cwd) ? xasprintf("%s/%s", cwd, path) : NULL;
+    char *abs = realpath(path, real)      ? xstrdup(real)
+                : path[0] == '/'          ? xstrdup(path)
+                : getcwd(cwd, sizeof cwd) ? xasprintf("%s/%s", cwd, path)
+                                          : NULL;
     arena_t tmp = ARENA_INIT;
     const char *norm = abs ? path_normalize(abs, &tmp) : NULL;
-    if (norm && strcmp(norm, "/") == 0) norm = NULL; /* never the whole host (a --state-dir of /) */
+    if (norm && strcmp(norm, "/") == 0) norm = NULL;       /* never the whole host (a --state-dir of /) */
     for (size_t i = 0; norm && i < nowned; i++)
         if (strcmp(owned[i].path, norm) == 0) norm = NULL; /* once is enough */
     if (norm) {

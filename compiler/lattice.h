@@ -28,11 +28,11 @@ typedef struct rrule {
 
 typedef struct resolved {
     arena_t arena;
-    const policy_t *pol; /* borrowed */
-    const facts_t *facts;/* borrowed */
+    const policy_t *pol;  /* borrowed */
+    const facts_t *facts; /* borrowed */
     target_t target;
-    VEC(rrule_t) grants; /* parent-first (depth, then path), one per path: the lowest level */
-    VEC(rrule_t) caps;   /* in a stable order (kind, then path) */
+    VEC(rrule_t) grants;  /* parent-first (depth, then path), one per path: the lowest level */
+    VEC(rrule_t) caps;    /* in a stable order (kind, then path) */
 } resolved_t;
 
 resolved_t *lattice_resolve(const policy_t *p, const facts_t *f);
@@ -52,7 +52,7 @@ void lattice_free(resolved_t *r);
  * runs the sandbox, not to the artifacts.
  *
  * The set is the union of
- *  - the defaults below the facts' home: ~/.drun (the config dir), 
+ *  - the defaults below the facts' home: ~/.drun (the config dir),
  *    ~/.local/state/drun (the default state dir), ~/.cache/drun (the bwrap
  *    probe cache, which decides --disable-userns);
  *  - what the host-side caller registers: the state dir in use, the config
@@ -83,7 +83,7 @@ void lattice_owned_add_defaults(const char *config);
 
 /* Concrete session roots for level() and for exec-time planning. */
 typedef struct roots {
-    const char *workspace; /* absolute, normalised, realpath */
+    const char *workspace;   /* absolute, normalised, realpath */
     const char *scratch;
     const char *const *hide; /* exec time: directories the sandbox must not see even when a
                                 grant covers them (other sessions), NULL-terminated, or NULL;

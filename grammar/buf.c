@@ -103,7 +103,8 @@ void buf_addu(buf_t *b, unsigned long long v)
 {
     char tmp[24];
     size_t i = sizeof tmp;
-    do tmp[--i] = (char)('0' + v % 10); while ((v /= 10));
+    do tmp[--i] = (char)('0' + v % 10);
+    while ((v /= 10));
     buf_add(b, tmp + i, sizeof tmp - i);
 }
 
@@ -220,7 +221,7 @@ void strmap_free(strmap_t *m)
 
 struct arena_chunk {
     arena_chunk *next;
-    size_t size;                     /* bytes in data */
+    size_t size;                       /* bytes in data */
     _Alignas(16) unsigned char data[]; /* the memory handed out */
 };
 

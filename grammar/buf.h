@@ -33,7 +33,7 @@ typedef struct buf {
 
 #define BUF_INIT {NULL, 0, 0}
 
-void buf_reserve(buf_t *b, size_t extra);  /* room for extra more bytes + NUL */
+void buf_reserve(buf_t *b, size_t extra); /* room for extra more bytes + NUL */
 void buf_add(buf_t *b, const void *p, size_t n);
 void buf_addc_slow(buf_t *b, char c);
 /* One byte; the common case stays inline (it is called per character). */
@@ -50,16 +50,20 @@ void buf_adds(buf_t *b, const char *s);
 void buf_printf(buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_vprintf(buf_t *b, const char *fmt, va_list ap);
 void buf_addu(buf_t *b, unsigned long long v); /* decimal, without printf */
-void buf_truncate(buf_t *b, size_t len);   /* keep the first len bytes */
-const char *buf_cstr(buf_t *b);            /* "" for an empty buffer; never NULL */
-char *buf_detach(buf_t *b, size_t *len);   /* hands p to the caller (never NULL); b is reset */
+void buf_truncate(buf_t *b, size_t len);       /* keep the first len bytes */
+const char *buf_cstr(buf_t *b);                /* "" for an empty buffer; never NULL */
+char *buf_detach(buf_t *b, size_t *len);       /* hands p to the caller (never NULL); b is reset */
 void buf_free(buf_t *b);
 
 /* ---- vector ------------------------------------------------------------ */
 
 /* A typed vector: VEC(int) v = {0}; vec_push(&v, 3); v.v[0], v.n.
  * Elements move on growth: never keep a pointer into v.v across a push. */
-#define VEC(T) struct { T *v; size_t n, cap; }
+#define VEC(T)         \
+    struct {           \
+        T *v;          \
+        size_t n, cap; \
+    }
 /* A vector of owned C strings (an argv being built, paths to remove later):
  * the holder frees each element, then the vector. */
 typedef VEC(char *) strvec_t;
@@ -67,8 +71,12 @@ typedef VEC(char *) strvec_t;
     vec_grow_((void **)&(vp)->v, &(vp)->cap, (vp)->n + (extra), sizeof(*(vp)->v))
 #define vec_push(vp, x) \
     (vec_grow((vp), 1), (vp)->v[(vp)->n++] = (x))
-#define vec_free(vp) \
-    do { free((vp)->v); (vp)->v = NULL; (vp)->n = (vp)->cap = 0; } while (0)
+#define vec_free(vp)             \
+    do {                         \
+        free((vp)->v);           \
+        (vp)->v = NULL;          \
+        (vp)->n = (vp)->cap = 0; \
+    } while (0)
 
 void vec_grow_(void **v, size_t *cap, size_t need, size_t elem);
 

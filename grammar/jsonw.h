@@ -21,20 +21,20 @@ void json_escape(buf_t *out, const char *s, size_t len);
 #define JW_MAX_DEPTH 64
 
 typedef struct jw {
-    buf_t *b;                    /* output, borrowed */
-    bool pretty;                 /* newlines and 2-space indentation */
-    int depth;                   /* open containers */
-    bool has_items[JW_MAX_DEPTH];/* whether each open container has an item yet */
-    char kind[JW_MAX_DEPTH];     /* '{' or '[' for each open container */
-    bool after_key;              /* a key was written; the value follows inline */
+    buf_t *b;                     /* output, borrowed */
+    bool pretty;                  /* newlines and 2-space indentation */
+    int depth;                    /* open containers */
+    bool has_items[JW_MAX_DEPTH]; /* whether each open container has an item yet */
+    char kind[JW_MAX_DEPTH];      /* '{' or '[' for each open container */
+    bool after_key;               /* a key was written; the value follows inline */
 } jw_t;
 
 void jw_init(jw_t *j, buf_t *b, bool pretty);
-void jw_obj(jw_t *j);                 /* { */
-void jw_arr(jw_t *j);                 /* [ */
-void jw_end(jw_t *j);                 /* closes the innermost container */
-void jw_key(jw_t *j, const char *k);  /* "k": */
-void jw_str(jw_t *j, const char *s);  /* NULL writes null */
+void jw_obj(jw_t *j);                /* { */
+void jw_arr(jw_t *j);                /* [ */
+void jw_end(jw_t *j);                /* closes the innermost container */
+void jw_key(jw_t *j, const char *k); /* "k": */
+void jw_str(jw_t *j, const char *s); /* NULL writes null */
 void jw_strn(jw_t *j, const char *s, size_t len);
 void jw_int(jw_t *j, int64_t v);
 void jw_bool(jw_t *j, bool v);

@@ -187,7 +187,8 @@ bool diag_want_color(FILE *f)
 static size_t utf8_seq(const unsigned char *p, size_t n)
 {
     size_t len = p[0] >= 0xC2 && p[0] <= 0xDF ? 2 : p[0] >= 0xE0 && p[0] <= 0xEF ? 3
-               : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : 0;
+                                                : p[0] >= 0xF0 && p[0] <= 0xF4   ? 4
+                                                                                 : 0;
     if (len == 0 || len > n) return 0;
     for (size_t i = 1; i < len; i++)
         if ((p[i] & 0xC0) != 0x80) return 0;
@@ -234,8 +235,9 @@ static void add_display_line(buf_t *out, const char *s, size_t n)
 
 void diag_render(buf_t *out, const diag_t *d, bool color)
 {
-    const char *sevc = d->sev == SEV_ERROR ? "\033[1;31m"
-                     : d->sev == SEV_WARNING ? "\033[1;35m" : "\033[1;36m";
+    const char *sevc = d->sev == SEV_ERROR     ? "\033[1;31m"
+                       : d->sev == SEV_WARNING ? "\033[1;35m"
+                                               : "\033[1;36m";
     const char *bold = color ? "\033[1m" : "", *reset = color ? "\033[0m" : "";
     if (d->src) {
         srcpos_t p = source_pos(d->src, d->span.start);

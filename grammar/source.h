@@ -57,20 +57,24 @@ const char *source_line(source_t *s, uint32_t off, size_t *len);
 
 /* ---- diagnostics -------------------------------------------------------- */
 
-typedef enum { SEV_ERROR, SEV_WARNING, SEV_NOTE } severity_t;
+typedef enum {
+    SEV_ERROR,
+    SEV_WARNING,
+    SEV_NOTE
+} severity_t;
 
 const char *severity_name(severity_t s); /* "error", "warning", "note" */
 
 typedef struct diag {
     severity_t sev;
-    const char *id;  /* rule / diagnostic ID ("unknown-key"), static; may be NULL */
-    source_t *src;   /* borrowed; may be NULL for a diagnostic with no location */
-    span_t span;     /* where, within src */
-    char *msg;       /* one sentence that says what is wrong and what to do, owned */
+    const char *id; /* rule / diagnostic ID ("unknown-key"), static; may be NULL */
+    source_t *src;  /* borrowed; may be NULL for a diagnostic with no location */
+    span_t span;    /* where, within src */
+    char *msg;      /* one sentence that says what is wrong and what to do, owned */
 } diag_t;
 
 typedef struct diag_list {
-    diag_t *v;     /* the diagnostics, in the order added */
+    diag_t *v;             /* the diagnostics, in the order added */
     size_t n, cap;
     VEC(source_t *) owned; /* sources the list keeps alive for its diagnostics */
 } diag_list_t;

@@ -41,13 +41,13 @@ typedef enum {
 #define TOML_MAX_DEPTH 1000
 
 typedef struct toml_datetime {
-    int year, month, day;       /* set for dates and date-times */
-    int hour, minute, second;   /* set for times and date-times */
-    int nanosecond;             /* fractional seconds, 0..999999999 */
-    int frac_digits;            /* digits of fraction as written (0: none), max 9 kept */
-    bool has_offset;            /* TOML_DATETIME only */
-    int offset_minutes;         /* east of UTC; Z and +00:00 are 0 */
-    bool offset_z;              /* written as Z / z (rather than +00:00) */
+    int year, month, day;     /* set for dates and date-times */
+    int hour, minute, second; /* set for times and date-times */
+    int nanosecond;           /* fractional seconds, 0..999999999 */
+    int frac_digits;          /* digits of fraction as written (0: none), max 9 kept */
+    bool has_offset;          /* TOML_DATETIME only */
+    int offset_minutes;       /* east of UTC; Z and +00:00 are 0 */
+    bool offset_z;            /* written as Z / z (rather than +00:00) */
 } toml_datetime;
 
 typedef struct toml_value toml_value;
@@ -55,8 +55,8 @@ typedef struct toml_doc toml_doc;
 
 /* Why a parse failed: one located error, a sentence a human understands. */
 typedef struct toml_error {
-    span_t span;    /* where; line:col come from source_pos() */
-    char msg[256];  /* e.g. "duplicate key 'a' (first defined at 3:1)" */
+    span_t span;   /* where; line:col come from source_pos() */
+    char msg[256]; /* e.g. "duplicate key 'a' (first defined at 3:1)" */
 } toml_error;
 
 /* Parses src. On success returns the document; on failure returns NULL and
@@ -70,9 +70,9 @@ source_t *toml_source(const toml_doc *doc);
 /* ---- reading a value ------------------------------------------------------ */
 
 toml_type toml_type_of(const toml_value *v);
-const char *toml_type_name(toml_type t);  /* "table", "array", "string", "integer", ... */
-span_t toml_span(const toml_value *v);    /* the value as written (for a table: its
-                                             header, inline braces, or first dotted key) */
+const char *toml_type_name(toml_type t); /* "table", "array", "string", "integer", ... */
+span_t toml_span(const toml_value *v);   /* the value as written (for a table: its
+                                            header, inline braces, or first dotted key) */
 
 /* Typed accessors: each returns the value; calling one on the wrong type is a
  * programming error (assert). Strings are NUL-terminated but may contain NULs:

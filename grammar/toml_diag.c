@@ -39,11 +39,11 @@ const char *tp_show(const char *s, size_t len, char *buf, size_t n)
         } else if (*p == '\t') {
             strcpy(one, "\\t"), k = 2;
         } else if (*p < 0x20 || *p == 0x7F || (*p >= 0x80 && tp_utf8_len(p, lim) == 0)) {
-            snprintf(one, sizeof one, "\\x%02X", *p), k = 4; /* never a raw control or bad byte */
+            snprintf(one, sizeof one, "\\x%02X", *p), k = 4;            /* never a raw control or bad byte */
         } else if (*p == 0xC2 && p[1] < 0xA0) {
             snprintf(one, sizeof one, "\\u%04X", p[1]), k = 6, adv = 2; /* C1 controls: U+0080..U+009F */
         } else {
-            adv = k = (size_t)tp_utf8_len(p, lim); /* a whole character, never half of one */
+            adv = k = (size_t)tp_utf8_len(p, lim);                      /* a whole character, never half of one */
             memcpy(one, p, k);
         }
         if (w + k + 4 > n) { /* keep room for "..." and the NUL */
@@ -104,7 +104,7 @@ static void bad_byte(toml_parser *ctx, uint32_t off, const char *where)
                                                ctx->prev == TK_COMMA || ctx->prev_in_key);
         tp_error(ctx, sp, "unexpected character '%.*s'%s", n, (const char *)p,
                  keyish ? " in a key (bare keys may contain only A-Z a-z 0-9 _ -; quote other keys)"
-                 : ctx->prev == TK_EQUALS || ctx->mode == LEX_VALUE ? " where a value was expected" : "");
+                        : (ctx->prev == TK_EQUALS || ctx->mode == LEX_VALUE ? " where a value was expected" : ""));
     }
 }
 
@@ -125,14 +125,15 @@ static void bad_string(toml_parser *ctx, span_t tok)
     char c = ctx->src->text[q], next = q + 1 < ctx->src->len ? ctx->src->text[q + 1] : '\0';
     if (c == '\n' || (c == '\r' && next == '\n')) {
         tp_error(ctx, open, "unterminated string: no closing %c on this line (use %c%c%c for a "
-                 "multi-line string)", s[0], s[0], s[0], s[0]);
+                            "multi-line string)",
+                 s[0], s[0], s[0], s[0]);
     } else if (c == '\\') {
         const unsigned char *e = (const unsigned char *)ctx->src->text + q + 1;
         int n = tp_utf8_len(e, (const unsigned char *)ctx->src->text + ctx->src->len);
         char shown[16];
         if (next == '\n' || next == '\r')
             tp_error(ctx, (span_t){q, q + 1}, "invalid escape '\\' at the end of the line (only "
-                     "multi-line strings may continue a line)");
+                                              "multi-line strings may continue a line)");
         else if (n == 0)
             bad_byte(ctx, q + 1, ml ? "in a multi-line string" : "in a string");
         else
@@ -199,12 +200,14 @@ static void bad_value(toml_parser *ctx, span_t tok)
                                           strncasecmp(s, "false", n < 5 ? n : 5) == 0)));
     if (alpha && special)
         tp_error(ctx, tok, "invalid value '%s' (booleans are true and false, special floats inf "
-                 "and nan, all lowercase)", shown);
+                           "and nan, all lowercase)",
+                 shown);
     else if (alpha)
         tp_error(ctx, tok, "invalid value '%s' (strings must be quoted)", shown);
     else if (looks_like_date(s, n))
         tp_error(ctx, tok, "invalid date or time '%s' (the forms are 1979-05-27, 07:32:00, "
-                 "1979-05-27T07:32:00 and 1979-05-27T07:32:00Z)", shown);
+                           "1979-05-27T07:32:00 and 1979-05-27T07:32:00Z)",
+                 shown);
     else if (memchr(s, '_', n) && bad_underscore(s, n))
         tp_error(ctx, tok, "invalid number '%s': an underscore must sit between two digits", shown);
     else if (nd > 1 && d[0] == '0' && is_digit(d[1]))
@@ -229,17 +232,23 @@ void tp_lex_error(toml_parser *ctx, int kind, span_t tok, bool after_comment)
 /* What the parser was given, for "found ...". */
 static const char *tok_phrase(toml_parser *ctx, int kind, span_t tok, char *buf, size_t n)
 {
+    /* clang-format off */
     static const char *const punct[] = {
         [TK_NEWLINE] = "end of line", [TK_EQUALS] = "'='", [TK_DOT] = "'.'", [TK_COMMA] = "','",
         [TK_LBRACKET] = "'['", [TK_RBRACKET] = "']'", [TK_LLBRACKET] = "'[['",
         [TK_RRBRACKET] = "']]'", [TK_LBRACE] = "'{'", [TK_RBRACE] = "'}'",
     };
+    /* clang-format on */
     if (kind == 0) return "end of file";
     if (kind < (int)(sizeof punct / sizeof *punct) && punct[kind]) return punct[kind];
     char text[64];
     tp_show(ctx->src->text + tok.start, tok.end - tok.start, text, sizeof text);
-    const char *what = kind == TK_BARE ? "key" : kind == TK_INTEGER ? "integer" : kind == TK_FLOAT ? "float"
-                     : kind == TK_BOOL ? "boolean" : kind == TK_DATETIME ? "date-time" : "string";
+    const char *what = kind == TK_BARE       ? "key"
+                       : kind == TK_INTEGER  ? "integer"
+                       : kind == TK_FLOAT    ? "float"
+                       : kind == TK_BOOL     ? "boolean"
+                       : kind == TK_DATETIME ? "date-time"
+                                             : "string";
     snprintf(buf, n, "%s %s%s%s", what, kind == TK_BARE ? "'" : "", text, kind == TK_BARE ? "'" : "");
     return buf;
 }
@@ -268,9 +277,9 @@ static const char *expectation(toml_parser *ctx, char *buf, size_t n)
         return p == TK_LBRACKET || p == TK_COMMA ? "expected a value or ']' in the array"
                                                  : "expected ',' or ']' after an array element";
     if (top(ctx) == CT_INLINE)
-        return p == TK_LBRACE ? "expected a key or '}' in the inline table"
-             : p == TK_COMMA  ? "expected a key after ',' in the inline table"
-                              : "expected ',' or '}' after an inline table entry";
+        return p == TK_LBRACE  ? "expected a key or '}' in the inline table"
+               : p == TK_COMMA ? "expected a key after ',' in the inline table"
+                               : "expected ',' or '}' after an inline table entry";
     if (p == 0 || p == TK_NEWLINE) return "expected a key or a [table] header";
     return "expected a new line after the value";
 }

@@ -17,7 +17,10 @@
  * `[[` opens a header or two arrays), so the token loop picks the mode from
  * the parse position: KEY where a key, a header or punctuation can come,
  * VALUE right after '=' and inside arrays. */
-typedef enum { LEX_KEY, LEX_VALUE } toml_lex_mode;
+typedef enum {
+    LEX_KEY,
+    LEX_VALUE
+} toml_lex_mode;
 
 /* Scans one token at p. lim is the end of input and *lim must be NUL (the
  * sentinel); NUL bytes before lim are ordinary (illegal) input. Returns a TK_*
@@ -37,32 +40,32 @@ enum {
 };
 
 typedef struct toml_entry {
-    const char *key;  /* NUL-terminated copy in the arena (may contain NULs) */
-    uint32_t klen;    /* bytes in key */
-    uint32_t hash;    /* of key, kept for rebuilding the index */
-    span_t kspan;     /* the key as written (last part of a dotted key) */
-    toml_value *val;  /* the value */
+    const char *key; /* NUL-terminated copy in the arena (may contain NULs) */
+    uint32_t klen;   /* bytes in key */
+    uint32_t hash;   /* of key, kept for rebuilding the index */
+    span_t kspan;    /* the key as written (last part of a dotted key) */
+    toml_value *val; /* the value */
 } toml_entry;
 
 /* 32 bytes: the tree of a big file is mostly these, and the memory a parse
  * touches is most of what it costs. */
 struct toml_value {
-    uint8_t type;     /* toml_type */
-    uint8_t flags;    /* TF_* / AF_* */
-    uint16_t height;  /* containers: levels of nesting inside, this one included */
-    uint32_t n;       /* strings: bytes (no NUL); arrays: elements; tables: entries */
-    span_t span;      /* as documented for toml_span() */
+    uint8_t type;    /* toml_type */
+    uint8_t flags;   /* TF_* / AF_* */
+    uint16_t height; /* containers: levels of nesting inside, this one included */
+    uint32_t n;      /* strings: bytes (no NUL); arrays: elements; tables: entries */
+    span_t span;     /* as documented for toml_span() */
     union {
-        char *s;          /* string, NUL-terminated, in the arena */
+        char *s;     /* string, NUL-terminated, in the arena */
         int64_t i;
         double f;
         bool b;
         toml_datetime *dt; /* in the arena: kept out of line so every node stays small */
-        toml_value **a;   /* array elements */
-        toml_entry *e;    /* table entries in source order; when cap > TOML_SMALL_TABLE,
-                             the hash index follows them (see toml_tab_index) */
+        toml_value **a;    /* array elements */
+        toml_entry *e;     /* table entries in source order; when cap > TOML_SMALL_TABLE,
+                              the hash index follows them (see toml_tab_index) */
     } u;
-    uint32_t cap;     /* arrays and tables: slots allocated at u.a / u.e */
+    uint32_t cap;          /* arrays and tables: slots allocated at u.a / u.e */
 };
 
 /* Tables up to this many slots are searched linearly; bigger ones carry an
@@ -82,8 +85,8 @@ struct toml_doc {
 
 /* One key part as parsed: its bytes and where it was written. */
 typedef struct toml_keypart {
-    const char *s;    /* bare keys: the source text; quoted: decoded into the arena;
-                         not NUL-terminated (entries get their own copy) */
+    const char *s; /* bare keys: the source text; quoted: decoded into the arena;
+                      not NUL-terminated (entries get their own copy) */
     uint32_t len;
     span_t span;
 } toml_keypart;
@@ -92,8 +95,8 @@ typedef struct toml_keypart {
  * key stack (keys nest strictly: an inline table's keys are used up before
  * the key that holds it), so a key costs no allocation. */
 typedef struct toml_keypath {
-    uint32_t first;   /* index of the first part in toml_parser.keys */
-    uint32_t n;       /* number of parts */
+    uint32_t first; /* index of the first part in toml_parser.keys */
+    uint32_t n;     /* number of parts */
 } toml_keypath;
 
 /* The hash of a key within table tab (seeded per table), and the index of
@@ -103,30 +106,33 @@ long toml_tab_find(const toml_value *tab, const char *k, size_t n);
 
 /* ---- parse context (lemon's %extra_context) ----------------------------------- */
 
-enum { CT_ARRAY = 1, CT_INLINE = 2 }; /* open containers, for the lexing mode */
+enum {
+    CT_ARRAY = 1,
+    CT_INLINE = 2
+}; /* open containers, for the lexing mode */
 
 typedef struct toml_parser {
     toml_doc *doc;
     source_t *src;
     toml_version ver;
-    bool failed;              /* the first error is kept in err */
+    bool failed; /* the first error is kept in err */
     toml_error err;
 
     /* builder: where the key/value lines of the current section go */
-    toml_value *cur;          /* the table of the last [header] (root at first) */
-    uint32_t cur_depth;       /* its nesting level: root 0, [a.b] 2 */
-    VEC(toml_keypart) keys;   /* parts of the keys being read (a stack) */
-    VEC(toml_value *) elems;  /* elements of the arrays being read (a stack) */
+    toml_value *cur;         /* the table of the last [header] (root at first) */
+    uint32_t cur_depth;      /* its nesting level: root 0, [a.b] 2 */
+    VEC(toml_keypart) keys;  /* parts of the keys being read (a stack) */
+    VEC(toml_value *) elems; /* elements of the arrays being read (a stack) */
 
     /* token loop: what the next token may be, for the mode and for messages */
     toml_lex_mode mode;
-    int prev;                 /* last token handed to the parser (0: none) */
+    int prev;                             /* last token handed to the parser (0: none) */
     span_t prev_span;
-    bool prev_in_key;         /* prev was lexed as (part of) a key */
-    bool in_header;           /* between [ or [[ and the end of its line */
-    uint32_t key_parts;       /* parts of the key being read */
-    uint32_t depth;           /* open arrays and inline tables */
-    uint8_t open[TOML_MAX_DEPTH + 1];    /* CT_* of each open container */
+    bool prev_in_key;                     /* prev was lexed as (part of) a key */
+    bool in_header;                       /* between [ or [[ and the end of its line */
+    uint32_t key_parts;                   /* parts of the key being read */
+    uint32_t depth;                       /* open arrays and inline tables */
+    uint8_t open[TOML_MAX_DEPTH + 1];     /* CT_* of each open container */
     uint32_t open_at[TOML_MAX_DEPTH + 1]; /* where each was opened */
 } toml_parser;
 

@@ -89,7 +89,8 @@ static void put_int(buf_t *out, int64_t i)
 {
     char tmp[24], *p = tmp + sizeof tmp;
     uint64_t u = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
-    do *--p = (char)('0' + u % 10); while (u /= 10);
+    do *--p = (char)('0' + u % 10);
+    while (u /= 10);
     if (i < 0) *--p = '-';
     buf_add(out, p, (size_t)(tmp + sizeof tmp - p));
 }

@@ -122,7 +122,8 @@ static const char *unescape_one(toml_parser *ctx, const char *p, const char *e, 
         if (q) return q;
         tp_error(ctx, (span_t){at, at + 2},
                  "invalid escape '\\%c' in string: a line-ending backslash must be followed only by "
-                 "whitespace up to the end of the line", p[1]);
+                 "whitespace up to the end of the line",
+                 p[1]);
         return NULL;
     }
     char shown[16];
@@ -186,7 +187,7 @@ bool tp_decode_integer(toml_parser *ctx, span_t tok, int64_t *out)
     int base = 10;
     if (s[0] == '+' || s[0] == '-') neg = s[i++] == '-';
     else if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o' || s[1] == 'b'))
-        base = s[1] == 'x' ? 16 : s[1] == 'o' ? 8 : 2, i = 2;
+        base = s[1] == 'x' ? 16 : (s[1] == 'o' ? 8 : 2), i = 2;
     uint64_t v = 0;
     /* Fast path: up to 18 plain decimal digits cannot overflow. */
     if (base == 10 && n - i <= 18) {
@@ -208,7 +209,7 @@ bool tp_decode_integer(toml_parser *ctx, span_t tok, int64_t *out)
         }
         v = v * (uint64_t)base + d;
     }
-    *out = !neg ? (int64_t)v : v > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)v;
+    *out = !neg ? (int64_t)v : (v > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)v);
     return true;
 }
 
@@ -299,9 +300,10 @@ static bool read_time(toml_parser *ctx, span_t tok, size_t *i, toml_datetime *dt
         tp_error(ctx, (span_t){at, at + 5}, "time '%.5s' has no seconds (required in TOML 1.0: write %.5s:00)", t, t);
         return false;
     }
-    const char *what = dt->hour > 23 ? "hour must be 00 to 23"
-                     : dt->minute > 59 ? "minute must be 00 to 59"
-                     : dt->second > 60 ? "second must be 00 to 60" : NULL;
+    const char *what = dt->hour > 23     ? "hour must be 00 to 23"
+                       : dt->minute > 59 ? "minute must be 00 to 59"
+                       : dt->second > 60 ? "second must be 00 to 60"
+                                         : NULL;
     if (what) {
         tp_error(ctx, (span_t){at, tok.start + (uint32_t)*i}, "invalid time '%.*s': %s", (int)(s + *i - t), t, what);
         return false;

@@ -23,12 +23,12 @@
 #include "drun_policy.h"
 
 typedef struct acc_res {
-    lpolicy_t *lp;     /* referenced: the policy (and its rules) stay while this does */
-    facts_t *facts;    /* NULL when the sandbox's resolved policy is used */
+    lpolicy_t *lp;         /* referenced: the policy (and its rules) stay while this does */
+    facts_t *facts;        /* NULL when the sandbox's resolved policy is used */
     const resolved_t *res; /* NULL when facts could not be had */
-    resolved_t *owned; /* res, when resolved here (no sandbox) */
-    int users;         /* calls using it now (under mu) */
-    bool cached;       /* in the slot */
+    resolved_t *owned;     /* res, when resolved here (no sandbox) */
+    int users;             /* calls using it now (under mu) */
+    bool cached;           /* in the slot */
 } acc_res_t;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -226,7 +226,8 @@ bool access_check(access_t *a, const char *rel, level_t need, buf_t *why)
     if (!a->res) {
         buf_printf(why, "Refused: the policy cannot be evaluated for \"%s\" (no policy in "
                         "force, the host facts cannot be probed, or the session's directories "
-                        "are gone).", rel);
+                        "are gone).",
+                   rel);
         return false;
     }
     verdict_t v;

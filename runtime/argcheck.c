@@ -66,8 +66,9 @@ static bool check_type(const json_t *schema, const json_t *v, const char *where,
     }
     size_t i;
     const json_t *e;
-    json_array_foreach(t, i, e) if (json_is_string(e) && type_matches(json_string_value(e), v))
-        return true;
+    json_array_foreach(t, i, e)
+        if (json_is_string(e) && type_matches(json_string_value(e), v))
+            return true;
     buf_printf(why, "%s has the wrong type (%s)", where, type_of(v));
     return false;
 }
@@ -92,8 +93,7 @@ static bool check_object(const json_t *schema, const json_t *v, const char *wher
     const json_t *addl = json_object_get(schema, "additionalProperties");
     size_t i;
     const json_t *r;
-    json_array_foreach(req, i, r)
-    {
+    json_array_foreach(req, i, r) {
         if (json_is_string(r) && !json_object_get(v, json_string_value(r))) {
             buf_printf(why, "%s.%s is required", where, json_string_value(r));
             return false;
@@ -102,8 +102,7 @@ static bool check_object(const json_t *schema, const json_t *v, const char *wher
     /* No key can be given twice: the reader refuses duplicates (jsonrpc.c). */
     const char *key;
     const json_t *m;
-    json_object_foreach((json_t *)v, key, m)
-    {
+    json_object_foreach((json_t *)v, key, m) {
         const json_t *ps = json_object_get(props, key);
         buf_t sub = BUF_INIT;
         buf_printf(&sub, "%s.%s", where, key);
@@ -128,16 +127,16 @@ static bool check_enum(const json_t *schema, const json_t *v, const char *where,
     const json_t *e;
     if (!en)
         return true;
-    json_array_foreach(en, i, e)
-    {
+    json_array_foreach(en, i, e) {
         /* 1 in a schema is an integer, in the arguments a real (jsonrpc.h). */
         if (json_equal(e, v) || (json_is_number(e) && json_is_number(v) &&
                                  json_number_value(e) == json_number_value(v)))
             return true;
     }
     buf_printf(why, "%s must be one of:", where);
-    json_array_foreach(en, i, e) if (json_is_string(e))
-        buf_printf(why, " \"%s\"", json_string_value(e));
+    json_array_foreach(en, i, e)
+        if (json_is_string(e))
+            buf_printf(why, " \"%s\"", json_string_value(e));
     return false;
 }
 
@@ -189,8 +188,7 @@ static bool check_array(const json_t *schema, const json_t *v, const char *where
         return true;
     size_t i;
     const json_t *e;
-    json_array_foreach(v, i, e)
-    {
+    json_array_foreach(v, i, e) {
         buf_t sub = BUF_INIT;
         buf_printf(&sub, "%s[%zu]", where, i);
         bool ok = check(items, e, buf_cstr(&sub), why);

@@ -115,8 +115,7 @@ static ckpt_t *ckpt_on(ckpt_store_t *st, char **err)
     ckpt_t *c = xcalloc(1, sizeof *c);
     pthread_mutex_init(&c->mu, NULL);
     c->st = st;
-    if (git_repository_open_ext(&c->repo, st->path, GIT_REPOSITORY_OPEN_NO_SEARCH |
-                                                        GIT_REPOSITORY_OPEN_BARE, NULL) < 0 ||
+    if (git_repository_open_ext(&c->repo, st->path, GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, NULL) < 0 ||
         git_repository_odb(&c->odb, c->repo) < 0) {
         *err = ckpt_git_error("cannot open the checkpoint store");
         ckpt_free(c);
@@ -276,8 +275,8 @@ static int cmp_git_order(const void *pa, const void *pb)
     int c = memcmp(a->name, b->name, n);
     if (c)
         return c;
-    unsigned char ca = la > n ? (unsigned char)a->name[n] : a->mode == GIT_FILEMODE_TREE ? '/' : 0;
-    unsigned char cb = lb > n ? (unsigned char)b->name[n] : b->mode == GIT_FILEMODE_TREE ? '/' : 0;
+    unsigned char ca = la > n ? (unsigned char)a->name[n] : (a->mode == GIT_FILEMODE_TREE ? '/' : 0);
+    unsigned char cb = lb > n ? (unsigned char)b->name[n] : (b->mode == GIT_FILEMODE_TREE ? '/' : 0);
     return (int)ca - (int)cb;
 }
 
@@ -819,7 +818,8 @@ bool ckpt_label(ckpt_t *c, const char *ref, const char *label, int64_t *id, char
     if (!ckpt_label_valid(label)) {
         *err = xasprintf("label \"%s\" is not accepted: use 1 to 64 letters, digits, '.', '_' "
                          "or '-', not starting with '.' or '-' and not only digits (digits "
-                         "name checkpoint ids)", label);
+                         "name checkpoint ids)",
+                         label);
         return false;
     }
     pthread_mutex_lock(&c->mu);

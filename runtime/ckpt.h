@@ -34,13 +34,13 @@ typedef VEC(char *) ckpt_paths_t;
 
 /* One checkpoint, as session_history shows it. */
 typedef struct ckpt_info {
-    int64_t id;           /* per session, increasing from 1 */
-    char *label;          /* NULL when none */
-    char *tool;           /* the tool that made it ("session_bash") */
-    char *summary;        /* its command or path, one line */
-    int64_t time_ms;      /* wall clock, ms since the epoch */
+    int64_t id;                            /* per session, increasing from 1 */
+    char *label;                           /* NULL when none */
+    char *tool;                            /* the tool that made it ("session_bash") */
+    char *summary;                         /* its command or path, one line */
+    int64_t time_ms;                       /* wall clock, ms since the epoch */
     ckpt_paths_t added, modified, deleted; /* workspace-relative file paths, sorted */
-    char commit[41];      /* hex id of its commit in the store */
+    char commit[41];                       /* hex id of its commit in the store */
 } ckpt_info_t;
 
 /* Who the files written into a workspace belong to (root runtime: the
@@ -114,7 +114,11 @@ int64_t ckpt_rollback(ckpt_t *c, int ws_fd, const char *ref, const ckpt_owner_t 
 
 /* One file of a checkpoint, for export: path (workspace-relative), kind and
  * content. */
-typedef enum { CKPT_FILE, CKPT_EXEC, CKPT_LINK } ckpt_kind_t;
+typedef enum {
+    CKPT_FILE,
+    CKPT_EXEC,
+    CKPT_LINK
+} ckpt_kind_t;
 typedef int (*ckpt_file_fn)(void *ctx, const char *path, ckpt_kind_t kind, const void *data,
                             size_t len);
 

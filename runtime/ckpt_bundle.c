@@ -38,7 +38,7 @@ static void esc(buf_t *b, const char *s)
 
 static int hexval(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    return c >= '0' && c <= '9' ? c - '0' : (c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1);
 }
 
 static char *unesc(const char *s, size_t n)

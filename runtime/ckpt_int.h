@@ -12,25 +12,25 @@
 
 /* One family's object store: STATE/objects/FAMILY, shared by its sessions. */
 typedef struct ckpt_store {
-    atomic_int refs;   /* ckpt_t on it */
-    int objects_fd;    /* STATE/objects, for removing the store */
-    int lock_fd;       /* FAMILY/.lock, LOCK_SH while any ckpt_t lives */
-    char *family;      /* its name under STATE/objects */
-    char *path;        /* absolute (libgit2 opens by name: the state dir is dark to sandboxes) */
+    atomic_int refs; /* ckpt_t on it */
+    int objects_fd;  /* STATE/objects, for removing the store */
+    int lock_fd;     /* FAMILY/.lock, LOCK_SH while any ckpt_t lives */
+    char *family;    /* its name under STATE/objects */
+    char *path;      /* absolute (libgit2 opens by name: the state dir is dark to sandboxes) */
 } ckpt_store_t;
 
 /* The stat cache: one node per recorded file, symlink or directory. */
 typedef struct ckpt_node {
     char *name;
-    uint32_t mode;             /* git file mode (GIT_FILEMODE_*) */
-    git_oid oid;               /* blob or tree */
-    bool has_stat, racy;       /* stat below valid; changed in its clock tick */
+    uint32_t mode;       /* git file mode (GIT_FILEMODE_*) */
+    git_oid oid;         /* blob or tree */
+    bool has_stat, racy; /* stat below valid; changed in its clock tick */
     dev_t dev;
     ino_t ino;
     off_t size;
     mode_t st_mode;
     struct timespec mtime, ctime;
-    struct ckpt_node **kids;   /* directories: children sorted by strcmp of name */
+    struct ckpt_node **kids; /* directories: children sorted by strcmp of name */
     size_t nkids;
 } ckpt_node_t;
 
@@ -40,13 +40,13 @@ typedef struct ckpt_hist {
 } ckpt_hist_t;
 
 struct ckpt {
-    pthread_mutex_t mu;        /* guards everything below */
+    pthread_mutex_t mu;    /* guards everything below */
     ckpt_store_t *st;
-    git_repository *repo;      /* this session's own handle on the store */
+    git_repository *repo;  /* this session's own handle on the store */
     git_odb *odb;
-    VEC(ckpt_hist_t) hist;     /* oldest first */
-    int64_t last_id;           /* highest id ever given (the history may be trimmed) */
-    ckpt_node_t *cache;        /* the workspace as last recorded; NULL: rebuild */
+    VEC(ckpt_hist_t) hist; /* oldest first */
+    int64_t last_id;       /* highest id ever given (the history may be trimmed) */
+    ckpt_node_t *cache;    /* the workspace as last recorded; NULL: rebuild */
 };
 
 char *ckpt_git_error(const char *what);

@@ -148,8 +148,7 @@ static void pid1_finish(pid1_t *p)
     }
     /* Only that process, and only when it is our child: ECHILD otherwise. */
     siginfo_t si;
-    while (waitid((idtype_t)P_PIDFD, (id_t)p->fd, &si, WEXITED | WNOHANG) < 0 && errno == EINTR)
-        ;
+    while (waitid((idtype_t)P_PIDFD, (id_t)p->fd, &si, WEXITED | WNOHANG) < 0 && errno == EINTR);
     close(p->fd);
     p->fd = -1;
 }
@@ -250,12 +249,12 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
             p[i_wake = np++] = (struct pollfd){s->wake_fd, POLLIN, 0};
 
         int64_t now = now_ms();
-        int64_t until = exited ? drain_until : killed ? now + 100 : deadline;
+        int64_t until = exited ? drain_until : (killed ? now + 100 : deadline);
         if (next_tick < until)
             until = next_tick;
         int64_t wait = until - now;
         if (pidfd < 0 && !exited && wait > 50)
-            wait = 50; /* no pidfd: poll for the exit */
+            wait = 50;  /* no pidfd: poll for the exit */
         if (!killed && s->stop && wait > 100)
             wait = 100; /* stop() may turn true without a wake fd */
         if (wait < 0)
@@ -318,8 +317,7 @@ bool exec_run(const exec_spec_t *s, exec_result_t *r)
     if (!exited) {
         /* Only reached when poll failed: do not leave the command behind. */
         kill_group(pid, &p1, residue);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR);
         set_status(r, status);
     }
     /* The run ends when bwrap was reaped and its output reached EOF: bwrap

@@ -26,11 +26,11 @@
 typedef struct export_tree {
     const export_req_t *r;
     export_res_t *res;
-    int outfd;            /* the output directory; -1 in a dry run when it is missing */
-    strmap_t kept;        /* paths of the checkpoint that are exported (or refused) */
-    strmap_t kept_dirs;   /* their ancestors */
-    arena_t arena;        /* keys of kept_dirs and held */
-    strmap_t held;        /* every path of the checkpoint and its ancestors */
+    int outfd;          /* the output directory; -1 in a dry run when it is missing */
+    strmap_t kept;      /* paths of the checkpoint that are exported (or refused) */
+    strmap_t kept_dirs; /* their ancestors */
+    arena_t arena;      /* keys of kept_dirs and held */
+    strmap_t held;      /* every path of the checkpoint and its ancestors */
     unsigned tmpn;
 } ex_t;
 
@@ -136,7 +136,7 @@ static char *ex_read_old(int pfd, const char *name, size_t *len)
 
 /* Writes data as pfd/name: a new file, then renamed over the old entry. */
 static int ex_write_file(ex_t *x, int pfd, const char *name, ckpt_kind_t kind, const void *data,
-                      size_t len)
+                         size_t len)
 {
     char tmp[64];
     int fd = -1;

@@ -29,9 +29,9 @@
 #define DEFAULT_TIMEOUT_MS 60000L
 #define DEFAULT_CONNECT_TIMEOUT_MS 30000L
 #define MAX_REDIRECTS_CAP 20
-#define MAX_PINNED 16          /* addresses pinned per host; the rest are checked, not used */
+#define MAX_PINNED 16     /* addresses pinned per host; the rest are checked, not used */
 #define CONTENT_TYPE_MAX 256
-#define POLL_SLICE_MS 100      /* how often a DNS wait looks at the deadline and the cancel hook */
+#define POLL_SLICE_MS 100 /* how often a DNS wait looks at the deadline and the cancel hook */
 
 /* ---- once per process ---------------------------------------------------------------- */
 
@@ -97,12 +97,12 @@ typedef struct limits {
 typedef struct gai_job {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int refs;               /* the waiter and the thread */
+    int refs;             /* the waiter and the thread */
     bool done;
-    int rc;                 /* getaddrinfo's result */
-    int err;                /* errno after it, for EAI_SYSTEM */
-    struct addrinfo *res;   /* owned by the job until the waiter takes it */
-    char host[];            /* the name looked up */
+    int rc;               /* getaddrinfo's result */
+    int err;              /* errno after it, for EAI_SYSTEM */
+    struct addrinfo *res; /* owned by the job until the waiter takes it */
+    char host[];          /* the name looked up */
 } gai_job_t;
 
 static void gai_release(gai_job_t *j)
@@ -247,19 +247,19 @@ static int resolve(const fetch_req_t *req, const char *host, const limits_t *lim
 /* ---- one hop ----------------------------------------------------------------------------- */
 
 typedef struct hop {
-    CURL *c;                   /* this hop's handle */
+    CURL *c; /* this hop's handle */
     const fetch_req_t *req;
     const fetch_url_t *u;
-    const addr_vec_t *addrs;   /* checked addresses: the only ones a socket may reach */
+    const addr_vec_t *addrs; /* checked addresses: the only ones a socket may reach */
     int fd;
-    long long max;             /* byte cap */
-    long long *bytes;          /* body bytes written (shared across hops: only the last writes) */
-    long status;               /* final status once headers ended */
-    bool redirect;             /* a followable redirect: its body is not read */
-    char *location;            /* its Location value, owned */
-    int abort_kind;            /* a callback stopped the transfer: why */
-    char *abort_msg;           /* owned */
-    char *refused_addr;        /* a socket to an unchecked address was refused: why, owned */
+    long long max;           /* byte cap */
+    long long *bytes;        /* body bytes written (shared across hops: only the last writes) */
+    long status;             /* final status once headers ended */
+    bool redirect;           /* a followable redirect: its body is not read */
+    char *location;          /* its Location value, owned */
+    int abort_kind;          /* a callback stopped the transfer: why */
+    char *abort_msg;         /* owned */
+    char *refused_addr;      /* a socket to an unchecked address was refused: why, owned */
 } hop_t;
 
 static size_t abort_with(hop_t *h, int kind, char *msg)
@@ -389,7 +389,8 @@ static curl_socket_t on_open_socket(void *ud, curlsocktype purpose, struct curl_
         char txt[NETADDR_STRLEN] = "?";
         if (ok) netaddr_format(&a, txt);
         why = xasprintf("refused: a connection to %s was attempted, which is not an address checked for "
-                        "host '%s'", txt, h->u->host);
+                        "host '%s'",
+                        txt, h->u->host);
     } else {
         why = fetch_addr_refusal(h->u->host, &a, h->u->is_ip, h->req->allow_private);
     }
@@ -490,8 +491,15 @@ static bool hop_run(const fetch_req_t *req, const fetch_url_t *u, const addr_vec
     *location = NULL;
     CURL *c = curl_easy_init();
     if (!c) return fail(res, FETCH_NETWORK, xstrdup("libcurl could not create a handle"));
-    hop_t h = {.c = c, .req = req, .u = u, .addrs = addrs, .fd = req->out_fd,
-               .max = req->max_bytes > 0 ? req->max_bytes : 0, .bytes = bytes};
+    hop_t h = {
+        .c = c,
+        .req = req,
+        .u = u,
+        .addrs = addrs,
+        .fd = req->out_fd,
+        .max = req->max_bytes > 0 ? req->max_bytes : 0,
+        .bytes = bytes,
+    };
     char errbuf[CURL_ERROR_SIZE] = "";
     struct curl_slist *pin = NULL;
     if (!u->is_ip) {
@@ -512,8 +520,10 @@ static bool hop_run(const fetch_req_t *req, const fetch_url_t *u, const addr_vec
     }
 
     CURLcode rc = CURLE_OK;
-#define SET(opt, val) \
-    do { if (rc == CURLE_OK) rc = curl_easy_setopt(c, opt, val); } while (0)
+#define SET(opt, val)                                           \
+    do {                                                        \
+        if (rc == CURLE_OK) rc = curl_easy_setopt(c, opt, val); \
+    } while (0)
     SET(CURLOPT_URL, u->url);
     SET(CURLOPT_HTTPGET, 1L);
     /* http and https only, even if something asks libcurl to follow. */

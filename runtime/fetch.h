@@ -22,13 +22,13 @@ enum {
 };
 
 typedef struct fetch_req {
-    const char *url;            /* as the model gave it; any length (refused past FETCH_URL_MAX) */
-    int out_fd;                 /* body is streamed here (caller opened it beneath the workspace) */
-    long timeout_ms;            /* whole transfer incl. DNS and every redirect (fetch_timeout_ms); <= 0: 60000 */
-    long connect_timeout_ms;    /* connect phase of each hop (connect_timeout_ms); <= 0: 30000 */
-    long long max_bytes;        /* fetch_max_bytes: abort and fail past this; <= 0 allows only empty bodies */
-    bool allow_private;         /* [network] allow_private_addresses */
-    int max_redirects;          /* e.g. 5; clamped to 0..20 */
+    const char *url;         /* as the model gave it; any length (refused past FETCH_URL_MAX) */
+    int out_fd;              /* body is streamed here (caller opened it beneath the workspace) */
+    long timeout_ms;         /* whole transfer incl. DNS and every redirect (fetch_timeout_ms); <= 0: 60000 */
+    long connect_timeout_ms; /* connect phase of each hop (connect_timeout_ms); <= 0: 30000 */
+    long long max_bytes;     /* fetch_max_bytes: abort and fail past this; <= 0 allows only empty bodies */
+    bool allow_private;      /* [network] allow_private_addresses */
+    int max_redirects;       /* e.g. 5; clamped to 0..20 */
     /* The domain allowlist (caller implements). host is normalised: lower-case,
      * punycode (IDNA), no trailing dot; an IP literal in canonical text without
      * brackets ("127.0.0.1", "::1"; "::ffff:127.0.0.1" stays IPv6). On refusal
@@ -36,7 +36,7 @@ typedef struct fetch_req {
      * "host 'H' is not in the domain_allowlist" (fetch_run frees it). Called
      * once per hop, before any DNS lookup. */
     bool (*host_allowed)(void *ctx, const char *host, char **why);
-    void *ctx;                  /* passed to host_allowed and progress */
+    void *ctx; /* passed to host_allowed and progress */
     /* optional progress/cancel hook: return false to abort (FETCH_CANCELLED).
      * Called from the calling thread, often, with the body bytes saved so far. */
     bool (*progress)(void *ctx, long long bytes_so_far);

@@ -179,7 +179,8 @@ bool fetch_url_parse(const char *text, fetch_url_t *out, char **why)
     if (bad)
         return fail_parse(out, NULL, why,
                           xasprintf("invalid URL: byte 0x%02x at offset %zu (a space or control character; "
-                                    "percent-encode it)", (unsigned char)*bad, (size_t)(bad - text)));
+                                    "percent-encode it)",
+                                    (unsigned char)*bad, (size_t)(bad - text)));
 
     /* The scheme first, with our own words: libcurl knows dozens (file, gopher,
      * dict, ldap...), each one a way past an HTTP-only policy. */

@@ -14,13 +14,13 @@
 
 /* A checked URL. */
 typedef struct fetch_url {
-    char *url;     /* what libcurl is given: rebuilt around host, no fragment; owned */
-    char *scheme;  /* "http" or "https"; owned */
-    char *host;    /* lower-case ASCII (punycode), no trailing dot; an IP literal in
-                      canonical text without brackets; owned */
-    int port;      /* explicit, or 80/443 */
-    bool is_ip;    /* host is an IP literal (including 2130706433, 0x7f.1 spellings) */
-    netaddr_t ip;  /* the literal's address when is_ip */
+    char *url;    /* what libcurl is given: rebuilt around host, no fragment; owned */
+    char *scheme; /* "http" or "https"; owned */
+    char *host;   /* lower-case ASCII (punycode), no trailing dot; an IP literal in
+                     canonical text without brackets; owned */
+    int port;     /* explicit, or 80/443 */
+    bool is_ip;   /* host is an IP literal (including 2130706433, 0x7f.1 spellings) */
+    netaddr_t ip; /* the literal's address when is_ip */
 } fetch_url_t;
 
 /* Parses and normalises text. Returns true and fills *out (free with

@@ -19,11 +19,11 @@
 #define QUIET_MS 300
 
 struct janitor {
-    pthread_rwlock_t gate;            /* shared: a command runs; exclusive: cleanup */
-    pthread_mutex_t mu;               /* guards pending and stop */
-    pthread_cond_t cv;                /* pending grew, or stop */
+    pthread_rwlock_t gate; /* shared: a command runs; exclusive: cleanup */
+    pthread_mutex_t mu;    /* guards pending and stop */
+    pthread_cond_t cv;     /* pending grew, or stop */
     VEC(sbx_residue_t *) pending;
-    int64_t last_leave;               /* monotonic ms of the last command's end */
+    int64_t last_leave;    /* monotonic ms of the last command's end */
     bool stop;
     pthread_t thread;
 };

@@ -87,8 +87,7 @@ static size_t key_index(const json_t *obj, const char *key)
     size_t i = 0;
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)obj, k, v)
-    {
+    json_object_foreach((json_t *)obj, k, v) {
         if (!strcmp(k, key))
             return i;
         i++;
@@ -105,7 +104,7 @@ static char *raw_path(const char *text, size_t len, const json_t *obj, const cha
         size_t idx = key_index(obj, *path);
         if (idx == SIZE_MAX)
             return NULL;
-        p = skip_ws(p, end) + 1; /* past '{' */
+        p = skip_ws(p, end) + 1;                                     /* past '{' */
         for (size_t i = 0;; i++) {
             p = skip_ws(skip_string(skip_ws(p, end), end), end) + 1; /* key and ':' */
             const char *v = skip_ws(p, end);
@@ -138,8 +137,10 @@ static bool holds_nul(const json_t *v)
     json_t *e;
     if (json_is_string(v))
         return strlen(json_string_value(v)) != json_string_length(v);
-    json_array_foreach(v, i, e) if (holds_nul(e)) return true;
-    json_object_foreach((json_t *)v, k, e) if (holds_nul(e)) return true;
+    json_array_foreach(v, i, e)
+        if (holds_nul(e)) return true;
+    json_object_foreach((json_t *)v, k, e)
+        if (holds_nul(e)) return true;
     return false;
 }
 

@@ -34,18 +34,18 @@ typedef enum {
 
 typedef struct jsonrpc_msg {
     jsonrpc_kind_t kind;
-    json_t *root;          /* the parsed message, owned; NULL on a parse error */
-    const char *method;    /* borrowed from root (requests, notifications) */
-    const json_t *params;  /* borrowed; an object or NULL */
-    bool bad_params;       /* params was there but not an object: a request gets -32602 */
-    char *id;              /* exact JSON text of the id, owned; NULL when absent */
-    char *id_key;          /* the id as a lookup key ("s:" string / "n:" number text) */
-    bool has_nul;          /* some string held \u0000, which a C string cannot keep */
+    json_t *root;         /* the parsed message, owned; NULL on a parse error */
+    const char *method;   /* borrowed from root (requests, notifications) */
+    const json_t *params; /* borrowed; an object or NULL */
+    bool bad_params;      /* params was there but not an object: a request gets -32602 */
+    char *id;             /* exact JSON text of the id, owned; NULL when absent */
+    char *id_key;         /* the id as a lookup key ("s:" string / "n:" number text) */
+    bool has_nul;         /* some string held \u0000, which a C string cannot keep */
     /* Two MCP values kept as exact text for the same reason as the id: */
-    char *progress_token;  /* raw params._meta.progressToken (string/number), or NULL */
-    char *cancel_key;      /* params.requestId as an id key, or NULL */
-    int error;             /* JSONRPC_INVALID: the code to answer with */
-    char *error_msg;       /* JSONRPC_INVALID: the message, owned */
+    char *progress_token; /* raw params._meta.progressToken (string/number), or NULL */
+    char *cancel_key;     /* params.requestId as an id key, or NULL */
+    int error;            /* JSONRPC_INVALID: the code to answer with */
+    char *error_msg;      /* JSONRPC_INVALID: the message, owned */
 } jsonrpc_msg_t;
 
 /* Parses and classifies one message of len bytes (need not be

@@ -7,7 +7,12 @@
 #ifndef DRUN_RT_LOG_H
 #define DRUN_RT_LOG_H
 
-typedef enum { RTLOG_ERROR = 0, RTLOG_WARN, RTLOG_INFO, RTLOG_DEBUG } rtlog_level_t;
+typedef enum {
+    RTLOG_ERROR = 0,
+    RTLOG_WARN,
+    RTLOG_INFO,
+    RTLOG_DEBUG
+} rtlog_level_t;
 
 /* Sets the most verbose level printed (default RTLOG_WARN). Called once at
  * startup by main; the level is an atomic, so reading it needs no lock. */

@@ -29,20 +29,23 @@
 #define DRUN_VERSION "0.0.0"
 #endif
 
-enum { EXIT_OK = 0, EXIT_USAGE = 2 };
+enum {
+    EXIT_OK = 0,
+    EXIT_USAGE = 2
+};
 
 typedef struct args {
-    const char *config;     /* --config FILE */
-    const char *artifacts;  /* --artifacts DIR */
-    const char *listen;     /* --listen ADDR:PORT (HTTP); NULL: stdio */
-    const char *state_dir;  /* --state-dir DIR */
-    const char *token_file; /* --token-file FILE */
-    const char *max_msg;    /* --max-message BYTES */
-    const char *log_level;  /* --log-level LEVEL */
+    const char *config;       /* --config FILE */
+    const char *artifacts;    /* --artifacts DIR */
+    const char *listen;       /* --listen ADDR:PORT (HTTP); NULL: stdio */
+    const char *state_dir;    /* --state-dir DIR */
+    const char *token_file;   /* --token-file FILE */
+    const char *max_msg;      /* --max-message BYTES */
+    const char *log_level;    /* --log-level LEVEL */
     const char *sandbox_user; /* --sandbox-user USER|UID[:GID] (as root) */
-    const char *limits[16]; /* --limit NAME=VALUE, in order (repeatable) */
+    const char *limits[16];   /* --limit NAME=VALUE, in order (repeatable) */
     size_t nlimits;
-    bool stdio;             /* --stdio */
+    bool stdio;               /* --stdio */
     bool help, version;
 } args_t;
 
@@ -269,7 +272,8 @@ static char *prepare_state_dir(const char *dir)
     char *why = unsafe_ancestor(real);
     if (why) {
         fprintf(stderr, "drun-mcp: state dir %s: %s; choose a directory only you (or root) can "
-                        "change (default: ~/.local/state/drun)\n", real, why);
+                        "change (default: ~/.local/state/drun)\n",
+                real, why);
         free(why);
         return NULL;
     }
@@ -306,7 +310,8 @@ static bool read_tokens(const char *file, tokens_t *out)
             continue;
         if (strlen(line) < 16) {
             fprintf(stderr, "drun-mcp: --token-file %s:%u: a token must have at least 16 "
-                            "characters\n", file, n);
+                            "characters\n",
+                    file, n);
             ok = false;
         } else {
             vec_push(out, xstrdup(line));
@@ -315,7 +320,8 @@ static bool read_tokens(const char *file, tokens_t *out)
     fclose(f);
     if (ok && !out->n) {
         fprintf(stderr, "drun-mcp: --token-file %s: no token in it (one a line, at least 16 "
-                        "characters)\n", file);
+                        "characters)\n",
+                file);
         ok = false;
     }
     return ok;
@@ -358,7 +364,8 @@ static bool set_limit(http_opts_t *h, const char *spec)
     }
     fprintf(stderr, "drun-mcp: --limit %s: expected NAME=VALUE with NAME one of request-timeout, "
                     "max-connections, max-connections-per-peer, max-clients, client-idle, "
-                    "max-body-total\n", spec);
+                    "max-body-total\n",
+            spec);
     return false;
 }
 
@@ -381,12 +388,14 @@ static bool http_options(const args_t *a, size_t max_msg, http_opts_t *h)
     if (h->max_conns_per_peer >= h->max_conns) {
         /* One peer must never be able to take every slot. */
         fprintf(stderr, "drun-mcp: --limit max-connections-per-peer (%u) must be below "
-                        "max-connections (%u)\n", h->max_conns_per_peer, h->max_conns);
+                        "max-connections (%u)\n",
+                h->max_conns_per_peer, h->max_conns);
         return false;
     }
     if (h->max_body_total < h->max_body) {
         fprintf(stderr, "drun-mcp: --limit max-body-total (%zu) must be at least --max-message "
-                        "(%zu)\n", h->max_body_total, h->max_body);
+                        "(%zu)\n",
+                h->max_body_total, h->max_body);
         return false;
     }
     return true;
@@ -394,9 +403,9 @@ static bool http_options(const args_t *a, size_t max_msg, http_opts_t *h)
 
 int main(int argc, char **argv)
 {
-    sandbox_helper_main(argc, argv); /* the access-time layer's daemon (sandbox.h): never returns */
+    sandbox_helper_main(argc, argv);    /* the access-time layer's daemon (sandbox.h): never returns */
     int relay = relay_main(argc, argv); /* inside a sandbox: its proxy relay (proxy.h) */
-    if (relay >= 0) _exit(relay); /* nothing to flush; no sanitizer exit check in place of the command's status */
+    if (relay >= 0) _exit(relay);       /* nothing to flush; no sanitizer exit check in place of the command's status */
     /* RSS of a long-lived server with one thread per HTTP connection: glibc
      * gives each thread an arena (up to 8 per core) and, once a 2 MiB read
      * buffer has been freed, raises its mmap threshold so that such buffers

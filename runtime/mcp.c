@@ -30,15 +30,19 @@ bool mcp_version_supported(const char *v)
     return false;
 }
 
-enum { CONN_NEW, CONN_OPEN, CONN_READY };
+enum {
+    CONN_NEW,
+    CONN_OPEN,
+    CONN_READY
+};
 
 struct mcp_conn {
     mcp_server_t *srv;
-    pthread_mutex_t mu;    /* guards state, version and inflight */
-    int state;             /* CONN_NEW until initialize, OPEN after, READY after initialized */
-    char version[16];      /* negotiated revision */
-    mcp_req_t *inflight;   /* tools/call requests running now */
-    session_owner_t who;   /* the principal and client id every call runs as */
+    pthread_mutex_t mu;  /* guards state, version and inflight */
+    int state;           /* CONN_NEW until initialize, OPEN after, READY after initialized */
+    char version[16];    /* negotiated revision */
+    mcp_req_t *inflight; /* tools/call requests running now */
+    session_owner_t who; /* the principal and client id every call runs as */
 };
 
 /* ---- server ----------------------------------------------------------------------------- */

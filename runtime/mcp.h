@@ -26,13 +26,13 @@ typedef struct mcp_server mcp_server_t;
 typedef struct mcp_conn mcp_conn_t;
 
 typedef struct mcp_opts {
-    const char *config;      /* --config FILE, or NULL */
-    const char *artifacts;   /* --artifacts DIR, or NULL */
-    const char *state_dir;   /* where sessions live (created 0700) */
-    const char *transport;   /* "stdio" or "http" (reported by get_policy) */
-    bool no_spawn;           /* session_bash and session_fetch refuse: the fuzz harness */
-    bool no_sandbox;         /* compile policies without sandbox_new: the fuzz harness */
-    bool no_reaper;          /* no idle-reaper thread: the fuzz harness */
+    const char *config;    /* --config FILE, or NULL */
+    const char *artifacts; /* --artifacts DIR, or NULL */
+    const char *state_dir; /* where sessions live (created 0700) */
+    const char *transport; /* "stdio" or "http" (reported by get_policy) */
+    bool no_spawn;         /* session_bash and session_fetch refuse: the fuzz harness */
+    bool no_sandbox;       /* compile policies without sandbox_new: the fuzz harness */
+    bool no_reaper;        /* no idle-reaper thread: the fuzz harness */
 } mcp_opts_t;
 
 /* Loads the policy (a failing config is reported, not fatal), opens the

@@ -25,9 +25,9 @@
 typedef struct cp {
     const mountin_req_t *r;
     mountin_res_t *res;
-    buf_t abs;     /* host path being copied */
-    buf_t rel;     /* the same, relative to the source */
-    char *err;     /* set: the whole mount fails */
+    buf_t abs; /* host path being copied */
+    buf_t rel; /* the same, relative to the source */
+    char *err; /* set: the whole mount fails */
 } cp_t;
 
 static void mi_skip(cp_t *c, const char *reason)
@@ -135,7 +135,7 @@ static int copy_file(cp_t *c, int srcdir, const char *name, int dstdir, const st
     struct stat st;
     if (in < 0) {
         mi_skip(c, errno == ELOOP ? "it became a symlink while it was copied (not followed)"
-                               : "it cannot be opened on the host");
+                                  : "it cannot be opened on the host");
         return 0;
     }
     if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode) || st.st_ino != lst->st_ino) {
@@ -192,7 +192,7 @@ static int copy_entry(cp_t *c, int srcdir, const char *name, int dstdir, int dep
     int in = openat(srcdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (in < 0) {
         mi_skip(c, errno == ELOOP || errno == ENOTDIR ? "it changed while it was copied"
-                                                   : "it cannot be opened on the host");
+                                                      : "it cannot be opened on the host");
         return 0;
     }
     int out = -1;
@@ -286,7 +286,8 @@ int mountin_copy(const mountin_req_t *r, mountin_res_t *res, char **err)
     cp_t c = {.r = r, .res = res};
     if ((r->readable && !r->readable(r->ctx, res->source)) || !sandbox_may_read(&c, &st)) {
         *err = xasprintf("\"%s\" is hidden by the policy: the sandbox may not read it, so it "
-                         "is not mounted", res->source);
+                         "is not mounted",
+                         res->source);
         goto out;
     }
     const char *parent, *name;
@@ -300,7 +301,8 @@ int mountin_copy(const mountin_req_t *r, mountin_res_t *res, char **err)
     struct stat tst;
     if (fstatat(pfd, name, &tst, AT_SYMLINK_NOFOLLOW) == 0) {
         *err = xasprintf("the target \"%s\" exists in the workspace already: choose another "
-                         "target, or remove it first", r->target);
+                         "target, or remove it first",
+                         r->target);
         goto out;
     }
     buf_adds(&c.abs, res->source);

@@ -192,8 +192,7 @@ static void *reaper_main(void *arg)
     struct timespec ts = {REAPER_SCAN_MS / 1000, (REAPER_SCAN_MS % 1000) * 1000000L};
     for (;;) {
         reaper_scan();
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-            ;
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR);
         ts = (struct timespec){REAPER_SCAN_MS / 1000, (REAPER_SCAN_MS % 1000) * 1000000L};
     }
     return NULL;

@@ -85,8 +85,7 @@ static void sleep_ms(int64_t ms)
     if (ms <= 0)
         return;
     struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR);
 }
 
 const char *reload_mode_name(reload_mode_t m)
@@ -161,7 +160,7 @@ static lpolicy_t *compile_once(reloader_t *r, char **error)
     diag_list_free(&diags);
     lp->owned = p;
     lp->pol = p;
-    lp->source = xstrdup(p->is_default ? "<default>" : p->path ? p->path : r->watched);
+    lp->source = xstrdup(p->is_default ? "<default>" : (p->path ? p->path : r->watched));
     if (r->with_sandbox) {
         lp->sbx = sandbox_new(p, NULL, &diags, &err);
         if (!lp->sbx) {

@@ -52,13 +52,13 @@
 #define RELOAD_SETTLE_MAX_MS 1000
 
 typedef struct lpolicy {
-    atomic_int refs;          /* holders; freed at 0 */
-    uint64_t generation;      /* 1 for the first policy loaded, +1 per reload */
-    policy_t *owned;          /* freed with it (NULL when the sandbox owns the policy) */
-    const policy_t *pol;      /* the policy to read */
-    sandbox_t *sbx;           /* the compiled sandbox; NULL when built without (fuzzing) */
-    char *source;             /* config path, "<default>", or the artifacts directory */
-    int64_t loaded_ms;        /* wall clock when it was swapped in */
+    atomic_int refs;     /* holders; freed at 0 */
+    uint64_t generation; /* 1 for the first policy loaded, +1 per reload */
+    policy_t *owned;     /* freed with it (NULL when the sandbox owns the policy) */
+    const policy_t *pol; /* the policy to read */
+    sandbox_t *sbx;      /* the compiled sandbox; NULL when built without (fuzzing) */
+    char *source;        /* config path, "<default>", or the artifacts directory */
+    int64_t loaded_ms;   /* wall clock when it was swapped in */
 } lpolicy_t;
 
 typedef enum {
@@ -89,15 +89,15 @@ void reload_release(lpolicy_t *lp);
 
 typedef struct reload_stats {
     reload_mode_t mode;
-    char *watched;        /* the file stat'ed before each call (owned) */
-    uint64_t checks;      /* reload_acquire calls (one stat each) */
-    uint64_t compiles;    /* times the source was read and compiled */
-    uint64_t reloads;     /* successful compiles that replaced a policy */
-    uint64_t failures;    /* compiles that failed */
-    uint64_t check_ns;    /* time spent in the unchanged-file check, total */
-    uint64_t generation;  /* of the policy in force, 0 for none */
-    char *error;          /* rendered diagnostic of the failing file (owned) or NULL */
-    int64_t error_ms;     /* wall clock of that failure */
+    char *watched;       /* the file stat'ed before each call (owned) */
+    uint64_t checks;     /* reload_acquire calls (one stat each) */
+    uint64_t compiles;   /* times the source was read and compiled */
+    uint64_t reloads;    /* successful compiles that replaced a policy */
+    uint64_t failures;   /* compiles that failed */
+    uint64_t check_ns;   /* time spent in the unchanged-file check, total */
+    uint64_t generation; /* of the policy in force, 0 for none */
+    char *error;         /* rendered diagnostic of the failing file (owned) or NULL */
+    int64_t error_ms;    /* wall clock of that failure */
 } reload_stats_t;
 
 void reload_get_stats(reloader_t *r, reload_stats_t *out);

@@ -23,14 +23,14 @@
 struct mcp_server {
     char *config, *artifacts, *state_dir, *transport; /* copies of mcp_opts_t */
     bool no_spawn;
-    reloader_t *reload;        /* the policy in force (own locking) */
-    sessions_t *sessions;      /* the session table (own locking) */
-    janitor_t *janitor;        /* placeholder removal (NULL when no_spawn) */
-    char *tools_json;          /* the tools/list "tools" array, printed once */
-    const char *shell;         /* "/bin/bash" when the host has it, else "/bin/sh" */
-    int64_t started_ms;        /* wall clock */
-    atomic_ullong tool_calls;  /* tools/call handled */
-    atomic_ullong clients;     /* MCP clients so far: the next one's session_owner_t.client */
+    reloader_t *reload;                               /* the policy in force (own locking) */
+    sessions_t *sessions;                             /* the session table (own locking) */
+    janitor_t *janitor;                               /* placeholder removal (NULL when no_spawn) */
+    char *tools_json;                                 /* the tools/list "tools" array, printed once */
+    const char *shell;                                /* "/bin/bash" when the host has it, else "/bin/sh" */
+    int64_t started_ms;                               /* wall clock */
+    atomic_ullong tool_calls;                         /* tools/call handled */
+    atomic_ullong clients;                            /* MCP clients so far: the next one's session_owner_t.client */
     /* the idle reaper */
     pthread_t reaper;
     bool reaper_running;
@@ -41,14 +41,14 @@ struct mcp_server {
 
 /* One in-flight tools/call: what cancellation and progress need. */
 typedef struct mcp_req {
-    char *id_key;              /* jsonrpc_msg_t.id_key, owned */
-    session_owner_t who;       /* the caller: its principal and MCP client (sessions.h) */
-    atomic_bool cancelled;     /* set by notifications/cancelled or connection end */
-    int wake_fd;               /* eventfd, written on cancel (wakes exec's poll) */
-    char *progress_token;      /* raw JSON of _meta.progressToken, or NULL */
-    double progress;           /* last progress value sent (must increase) */
+    char *id_key;                /* jsonrpc_msg_t.id_key, owned */
+    session_owner_t who;         /* the caller: its principal and MCP client (sessions.h) */
+    atomic_bool cancelled;       /* set by notifications/cancelled or connection end */
+    int wake_fd;                 /* eventfd, written on cancel (wakes exec's poll) */
+    char *progress_token;        /* raw JSON of _meta.progressToken, or NULL */
+    double progress;             /* last progress value sent (must increase) */
     const struct mcp_sink *sink; /* where notifications go (may be NULL) */
-    struct mcp_req *next;      /* in the connection's in-flight list */
+    struct mcp_req *next;        /* in the connection's in-flight list */
 } mcp_req_t;
 
 /* Sends notifications/progress for r when the client asked for progress

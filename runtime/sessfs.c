@@ -86,13 +86,15 @@ bool sessfs_locate(const char *path, char *const *allow, size_t nallow, bool can
     char *lex = lexical(path, &why);
     if (!lex) {
         *err = xasprintf("\"%s\" is refused: %s; give an absolute host path inside "
-                         "mount_allowlist", path, why);
+                         "mount_allowlist",
+                         path, why);
         return false;
     }
     if (!nallow) {
         *err = xasprintf("\"%s\" is refused: mount_allowlist is empty, and an empty list "
                          "allows no host path (ask the operator to add the directory to "
-                         "mount_allowlist in the config)", path);
+                         "mount_allowlist in the config)",
+                         path);
         free(lex);
         return false;
     }
@@ -131,7 +133,8 @@ bool sessfs_locate(const char *path, char *const *allow, size_t nallow, bool can
     if (!best_root) {
         char *list = allow_words(allow, nallow);
         *err = xasprintf("\"%s\"%s%s%s is outside mount_allowlist (%s): only paths inside those "
-                         "directories may be mounted or exported", path,
+                         "directories may be mounted or exported",
+                         path,
                          canonical && strcmp(p, path) ? " (resolved: " : "",
                          canonical && strcmp(p, path) ? p : "",
                          canonical && strcmp(p, path) ? ")" : "", list);

@@ -42,13 +42,13 @@ bool sessfs_locate(const char *path, char *const *allow, size_t nallow, bool can
 /* ---- mount ---------------------------------------------------------------------------- */
 
 typedef struct mountin_req {
-    char *const *allow;        /* mount_allowlist, absolute */
+    char *const *allow; /* mount_allowlist, absolute */
     size_t nallow;
-    const char *source;        /* absolute host path */
-    int ws_fd;                 /* the workspace */
-    const char *target;        /* normalised workspace-relative target, not "" */
-    uint64_t budget;           /* bytes the workspace may still take */
-    ckpt_owner_t own;          /* owner of what is written (uid -1: the runtime's) */
+    const char *source; /* absolute host path */
+    int ws_fd;          /* the workspace */
+    const char *target; /* normalised workspace-relative target, not "" */
+    uint64_t budget;    /* bytes the workspace may still take */
+    ckpt_owner_t own;   /* owner of what is written (uid -1: the runtime's) */
     /* May the sandbox read host path abs (the lattice: deny_read)? */
     bool (*readable)(void *ctx, const char *abs);
     void *ctx;
@@ -56,8 +56,8 @@ typedef struct mountin_req {
 
 typedef struct mountin_res {
     uint64_t files, links, dirs, bytes;
-    sessfs_skips_t skipped;    /* host-relative to the source */
-    char *source;              /* the canonical source (owned) */
+    sessfs_skips_t skipped; /* host-relative to the source */
+    char *source;           /* the canonical source (owned) */
 } mountin_res_t;
 
 /* Copies r->source into the workspace at r->target (which must not exist;
@@ -79,12 +79,12 @@ typedef struct export_tree export_tree_t;
 bool export_tree_has(const export_tree_t *t, const char *rel, bool *on_host);
 
 typedef struct export_req {
-    char *const *allow;        /* mount_allowlist, absolute */
+    char *const *allow;     /* mount_allowlist, absolute */
     size_t nallow;
-    const char *output_dir;    /* absolute host path (made when missing) */
-    char *const *paths;        /* workspace-relative prefixes (n 0: every file) */
+    const char *output_dir; /* absolute host path (made when missing) */
+    char *const *paths;     /* workspace-relative prefixes (n 0: every file) */
     size_t npaths;
-    const char *checkpoint;    /* id or label; NULL: the newest */
+    const char *checkpoint; /* id or label; NULL: the newest */
     bool dry_run, delete_extra;
     /* May workspace path rel be written to host path abs (t: the export,
      * to look at the host tree and the checkpoint)? NULL *reason: yes;
@@ -98,8 +98,8 @@ typedef struct export_req {
 typedef struct export_res {
     ckpt_paths_t written, removed;
     sessfs_skips_t skipped;
-    buf_t diff;                /* dry_run: what would change, as a unified diff */
-    char *output_dir;          /* as opened (owned) */
+    buf_t diff;       /* dry_run: what would change, as a unified diff */
+    char *output_dir; /* as opened (owned) */
 } export_res_t;
 
 /* Writes checkpoint r->checkpoint of c below r->output_dir. 0, or -1 with

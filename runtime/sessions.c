@@ -21,10 +21,10 @@
 #include "tree.h"
 
 struct sessions {
-    pthread_mutex_t mu;       /* guards list and each session's refs/closed */
-    char *root;               /* STATE/sessions, absolute and resolved */
-    int rootfd;               /* O_DIRECTORY fd of root */
-    VEC(session_t *) list;    /* open sessions, oldest first */
+    pthread_mutex_t mu;    /* guards list and each session's refs/closed */
+    char *root;            /* STATE/sessions, absolute and resolved */
+    int rootfd;            /* O_DIRECTORY fd of root */
+    VEC(session_t *) list; /* open sessions, oldest first */
 };
 
 /* Removes STATE/sessions/NAME when no server holds its lock. */
@@ -129,7 +129,8 @@ sessions_t *sessions_new(const char *state_dir, char **err)
      * that later look like ours. */
     if (st.st_uid != geteuid() || (st.st_mode & 022)) {
         *err = xasprintf("%s must be owned by uid %u and not writable by group or others "
-                         "(chmod 700 it)", real, (unsigned)geteuid());
+                         "(chmod 700 it)",
+                         real, (unsigned)geteuid());
         close(fd);
         return NULL;
     }
@@ -317,7 +318,8 @@ session_t *sessions_get(sessions_t *t, const char *id, unsigned principal, int64
     if (!s) {
         pthread_mutex_unlock(&t->mu);
         *err = xasprintf("no session \"%s\": it was closed, it expired, or the ID is wrong; "
-                         "call session_list, or create_session for a new one", id);
+                         "call session_list, or create_session for a new one",
+                         id);
         return NULL;
     }
     if (idle_ms > 0 && s->refs == 0 && now - atomic_load(&s->last_used) > idle_ms) {
@@ -354,7 +356,8 @@ bool sessions_close(sessions_t *t, const char *id, unsigned principal, char **er
     if (!s) {
         pthread_mutex_unlock(&t->mu);
         *err = xasprintf("no session \"%s\": it was closed already, it expired, or the ID is "
-                         "wrong; call session_list to see the open sessions", id);
+                         "wrong; call session_list to see the open sessions",
+                         id);
         return false;
     }
     bool gone = unlist_locked(t, s);

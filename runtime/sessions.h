@@ -26,27 +26,27 @@
  * its own; an ID is a capability within one principal and worthless to the
  * others (they get "no such session"). */
 typedef struct session_owner {
-    unsigned principal;       /* bearer token index (0: no tokens, or stdio) */
-    uint64_t client;          /* one MCP client: a stdio connection or an Mcp-Session-Id */
+    unsigned principal; /* bearer token index (0: no tokens, or stdio) */
+    uint64_t client;    /* one MCP client: a stdio connection or an Mcp-Session-Id */
 } session_owner_t;
 
 typedef struct session {
     char id[SESSION_ID_LEN + 1];
-    char *label;              /* as given at creation ("" if none), owned */
-    char *workspace, *scratch;/* absolute host paths, owned */
-    int ws_fd;                /* O_DIRECTORY fd of the workspace: root of every file tool */
-    int64_t created_ms;       /* wall clock, ms since the epoch */
-    session_owner_t owner;    /* set at creation, never changed */
-    _Atomic int64_t last_used;/* monotonic ms of the last call that touched it */
-    atomic_bool closing;      /* set by close/reap/shutdown: running commands stop */
-    atomic_int running;       /* commands running now */
-    pthread_mutex_t write_mu; /* serialises quota-checked writes into the workspace */
-    struct ckpt *ckpt;        /* its checkpoints (ckpt.h), set once right after creation; freed with it */
+    char *label;               /* as given at creation ("" if none), owned */
+    char *workspace, *scratch; /* absolute host paths, owned */
+    int ws_fd;                 /* O_DIRECTORY fd of the workspace: root of every file tool */
+    int64_t created_ms;        /* wall clock, ms since the epoch */
+    session_owner_t owner;     /* set at creation, never changed */
+    _Atomic int64_t last_used; /* monotonic ms of the last call that touched it */
+    atomic_bool closing;       /* set by close/reap/shutdown: running commands stop */
+    atomic_int running;        /* commands running now */
+    pthread_mutex_t write_mu;  /* serialises quota-checked writes into the workspace */
+    struct ckpt *ckpt;         /* its checkpoints (ckpt.h), set once right after creation; freed with it */
     /* table-owned (under the table mutex): */
-    int refs;                 /* tool calls using it */
-    bool closed;              /* unlisted; removed when refs reaches 0 */
-    int lock_fd;              /* flock'd STATE/sessions/ID/.lock */
-    struct sessions *table;   /* back pointer */
+    int refs;               /* tool calls using it */
+    bool closed;            /* unlisted; removed when refs reaches 0 */
+    int lock_fd;            /* flock'd STATE/sessions/ID/.lock */
+    struct sessions *table; /* back pointer */
 } session_t;
 
 typedef struct sessions sessions_t;
@@ -87,8 +87,8 @@ size_t sessions_reap(sessions_t *t, int64_t idle_ms);
 
 typedef struct session_info {
     char id[SESSION_ID_LEN + 1];
-    char *label;        /* owned by the snapshot */
-    char *workspace;    /* owned by the snapshot */
+    char *label;     /* owned by the snapshot */
+    char *workspace; /* owned by the snapshot */
     int64_t created_ms;
     int64_t idle_ms;
     int running;

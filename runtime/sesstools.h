@@ -13,13 +13,13 @@
 #include "ckpt.h"
 #include "tools.h"
 
-#define SESS_ID_SCHEMA                                                                       \
-    "\"session_id\": {\"type\": \"string\", \"minLength\": 32, \"maxLength\": 32, "         \
+#define SESS_ID_SCHEMA                                                              \
+    "\"session_id\": {\"type\": \"string\", \"minLength\": 32, \"maxLength\": 32, " \
     "\"description\": \"The ID create_session returned.\"}"
 
 /* A checkpoint named by its id (an integer, or digits in a string) or its label. */
-#define SESS_REF_SCHEMA(key, what)                                                           \
-    "\"" key "\": {\"type\": [\"integer\", \"string\"], \"minimum\": 1, \"minLength\": 1, "   \
+#define SESS_REF_SCHEMA(key, what)                                                          \
+    "\"" key "\": {\"type\": [\"integer\", \"string\"], \"minimum\": 1, \"minLength\": 1, " \
     "\"maxLength\": 64, \"description\": \"" what " (a checkpoint id or label)\"}"
 
 /* Records a checkpoint of s made by tool (summary: its command or path)

@@ -47,7 +47,7 @@ static size_t bad_len(const unsigned char *s, size_t n)
     unsigned char c = s[0];
     if (c < 0xC2 || c > 0xF4)
         return 1;
-    size_t want = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    size_t want = c < 0xE0 ? 2 : (c < 0xF0 ? 3 : 4);
     unsigned char lo = 0x80, hi = 0xBF;
     if (c == 0xE0)
         lo = 0xA0;
@@ -91,7 +91,7 @@ bool textenc_utf8_sanitize(const char *s, size_t n, buf_t *out)
     bool exact = true;
     size_t i = 0, run = 0; /* run: start of the pending valid stretch */
     buf_reserve(out, n);
-    buf_add(out, "", 0); /* terminated even when s is empty */
+    buf_add(out, "", 0);   /* terminated even when s is empty */
     while (i < n) {
         size_t k = p[i] == 0 ? 0 : seq_len(p + i, n - i);
         if (k) {
@@ -116,7 +116,7 @@ size_t textenc_utf8_clean_cut(const char *s, size_t n)
         unsigned char c = p[n - back];
         if ((c & 0xC0) == 0x80)
             continue; /* continuation: keep looking */
-        size_t want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+        size_t want = c >= 0xF0 ? 4 : (c >= 0xE0 ? 3 : (c >= 0xC0 ? 2 : 1));
         return want > back ? n - back : n;
     }
     return n;

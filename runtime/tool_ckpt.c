@@ -42,7 +42,8 @@ static ckpt_t *ckpt_of(tool_call_t *tc, session_t *s)
 {
     if (!s->ckpt)
         tools_fail(tc, "session %s has no checkpoint store (it could not be created); "
-                    "create a new session", s->id);
+                       "create a new session",
+                   s->id);
     return s->ckpt;
 }
 
@@ -116,13 +117,13 @@ static void run_history(tool_call_t *tc, const json_t *args)
     sessions_put(s);
 }
 
-#define INFO_SCHEMA                                                                          \
-    "{\"type\": \"object\", \"properties\": {\"checkpoint_id\": {\"type\": \"integer\"}, "    \
-    "\"label\": {\"type\": \"string\"}, \"tool\": {\"type\": \"string\"}, \"summary\": "      \
-    "{\"type\": \"string\"}, \"time\": {\"type\": \"string\"}, \"added\": {\"type\": "         \
-    "\"array\", \"items\": {\"type\": \"string\"}}, \"modified\": {\"type\": \"array\", "      \
-    "\"items\": {\"type\": \"string\"}}, \"deleted\": {\"type\": \"array\", \"items\": "       \
-    "{\"type\": \"string\"}}}, \"required\": [\"checkpoint_id\", \"tool\", \"summary\", "      \
+#define INFO_SCHEMA                                                                        \
+    "{\"type\": \"object\", \"properties\": {\"checkpoint_id\": {\"type\": \"integer\"}, " \
+    "\"label\": {\"type\": \"string\"}, \"tool\": {\"type\": \"string\"}, \"summary\": "   \
+    "{\"type\": \"string\"}, \"time\": {\"type\": \"string\"}, \"added\": {\"type\": "     \
+    "\"array\", \"items\": {\"type\": \"string\"}}, \"modified\": {\"type\": \"array\", "  \
+    "\"items\": {\"type\": \"string\"}}, \"deleted\": {\"type\": \"array\", \"items\": "   \
+    "{\"type\": \"string\"}}}, \"required\": [\"checkpoint_id\", \"tool\", \"summary\", "  \
     "\"time\", \"added\", \"modified\", \"deleted\"]}"
 
 const tool_def_t tool_session_history = {
@@ -150,8 +151,7 @@ static bool get_paths(tool_call_t *tc, const json_t *args, ckpt_paths_t *out)
     const json_t *a = json_object_get(args, "paths");
     size_t i;
     const json_t *e;
-    json_array_foreach(a, i, e)
-    {
+    json_array_foreach(a, i, e) {
         buf_t rel = BUF_INIT;
         const char *why;
         if (!beneath_normalize(json_string_value(e), &rel, &why)) {
@@ -207,18 +207,16 @@ const tool_def_t tool_session_diff = {
     .description = "A unified diff between two checkpoints of the session (default: the "
                    "newest against the one before it), optionally limited to paths. Binary "
                    "files are named, not dumped. from and to take a checkpoint id or label.",
+    /* clang-format off */
     .input_schema =
-        "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", " SESS_REF_SCHEMA(
-            "from", "the older side (default: the checkpoint before to)") ", " SESS_REF_SCHEMA("to",
-                                                                                            "the newer "
-                                                                                            "side "
-                                                                                            "(default: "
-                                                                                            "the "
-                                                                                            "newest)") ", "
+        "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", "
+        SESS_REF_SCHEMA("from", "the older side (default: the checkpoint before to)") ", "
+        SESS_REF_SCHEMA("to", "the newer " "side " "(default: " "the " "newest)") ", "
         "\"paths\": {\"type\": \"array\", \"maxItems\": 256, \"items\": {\"type\": \"string\", "
         "\"minLength\": 1, \"maxLength\": 4096}, \"description\": \"workspace-relative files or "
         "directories to limit the diff to\"}}, "
         "\"required\": [\"session_id\"], \"additionalProperties\": false}",
+    /* clang-format on */
     .output_schema = "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": "
                      "\"string\"}, \"diff\": {\"type\": \"string\"}}, \"required\": "
                      "[\"session_id\", \"diff\"]}",
@@ -264,9 +262,9 @@ const tool_def_t tool_session_rollback = {
                    "rollback is itself recorded as a new checkpoint, and changes not yet "
                    "recorded are recorded first: nothing is lost.",
     .input_schema = "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", " SESS_REF_SCHEMA(
-                        "checkpoint", "the checkpoint to return to") "}, "
-                    "\"required\": [\"session_id\", \"checkpoint\"], \"additionalProperties\": "
-                    "false}",
+        "checkpoint", "the checkpoint to return to") "}, "
+                                                     "\"required\": [\"session_id\", \"checkpoint\"], \"additionalProperties\": "
+                                                     "false}",
     .output_schema = "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": "
                      "\"string\"}, \"checkpoint_id\": {\"type\": \"integer\"}}, \"required\": "
                      "[\"session_id\", \"checkpoint_id\"]}",
@@ -330,12 +328,14 @@ const tool_def_t tool_session_fork = {
     .description = "Makes a new session whose workspace and history are this session's at a "
                    "checkpoint (default: the newest). The two go on independently: explore "
                    "two trajectories, keep the better one.",
+    /* clang-format off */
     .input_schema =
-        "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", " SESS_REF_SCHEMA(
-            "checkpoint", "where the fork starts (default: the newest)") ", "
+        "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", "
+        SESS_REF_SCHEMA("checkpoint", "where the fork starts (default: the newest)") ", "
         "\"label\": {\"type\": \"string\", \"maxLength\": 64, \"description\": \"the new "
         "session's label (default: this one's)\"}}, "
         "\"required\": [\"session_id\"], \"additionalProperties\": false}",
+    /* clang-format on */
     .output_schema = "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": "
                      "\"string\"}, \"forked_from\": {\"type\": \"string\"}, \"checkpoint_id\": "
                      "{\"type\": \"integer\"}, \"label\": {\"type\": \"string\"}, \"workspace\": "
@@ -379,12 +379,15 @@ const tool_def_t tool_session_label = {
     .description = "Gives a checkpoint (default: the newest) a label usable wherever a "
                    "checkpoint id is (from, to, checkpoint). A label names one checkpoint: "
                    "given again, it moves.",
-    .input_schema = "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", " SESS_REF_SCHEMA(
-                        "checkpoint", "the checkpoint to label (default: the newest)") ", "
-                    "\"label\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 64, "
-                    "\"description\": \"letters, digits, '.', '_' or '-', not starting with '.' or '-', "
-                    "not only digits\"}}, "
-                    "\"required\": [\"session_id\", \"label\"], \"additionalProperties\": false}",
+    /* clang-format off */
+    .input_schema =
+        "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", "
+        SESS_REF_SCHEMA("checkpoint", "the checkpoint to label (default: the newest)") ", "
+        "\"label\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 64, "
+        "\"description\": \"letters, digits, '.', '_' or '-', not starting with '.' or '-', "
+        "not only digits\"}}, "
+        "\"required\": [\"session_id\", \"label\"], \"additionalProperties\": false}",
+    /* clang-format on */
     .output_schema = "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": "
                      "\"string\"}, \"checkpoint_id\": {\"type\": \"integer\"}, \"label\": "
                      "{\"type\": \"string\"}}, \"required\": [\"session_id\", \"checkpoint_id\", "

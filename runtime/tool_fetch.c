@@ -116,7 +116,8 @@ static void run_fetch(tool_call_t *tc, const json_t *args)
     if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         if (!S_ISREG(st.st_mode)) {
             tools_fail(tc, "save_as \"%s\" exists and is not a regular file (%s); choose another "
-                        "path.", rel.p, S_ISLNK(st.st_mode) ? "a symlink" : "not a file");
+                           "path.",
+                       rel.p, S_ISLNK(st.st_mode) ? "a symlink" : "not a file");
             goto out;
         }
         if (!overwrite) {
@@ -204,7 +205,8 @@ static void run_fetch(tool_call_t *tc, const json_t *args)
     if (res.redirects)
         buf_printf(&tc->text, " after %d redirect%s", res.redirects, res.redirects == 1 ? "" : "s");
     buf_adds(&tc->text, res.http_status >= 400 ? " (an HTTP error status: the body is the "
-                                                "server's error page)." : ".");
+                                                 "server's error page)."
+                                               : ".");
 out:
     if (tfd >= 0)
         close(tfd);

@@ -32,8 +32,8 @@
 #define LIST_DEPTH_MAX 32
 #define MEASURE_MAX_ENTRIES 1000000
 
-#define SESSION_ID_PROP                                                                      \
-    "\"session_id\": {\"type\": \"string\", \"minLength\": 32, \"maxLength\": 32, "         \
+#define SESSION_ID_PROP                                                             \
+    "\"session_id\": {\"type\": \"string\", \"minLength\": 32, \"maxLength\": 32, " \
     "\"description\": \"The ID create_session returned.\"}"
 
 /* A sentence for an errno from resolving or opening path beneath the workspace. */
@@ -42,14 +42,16 @@ static void fail_open(tool_call_t *tc, const char *path, int err)
     switch (err) {
     case ELOOP:
         tools_fail(tc, "\"%s\": a component of the path is a symbolic link; the file tools never "
-                    "follow symlinks (use the real path inside the workspace)", path);
+                       "follow symlinks (use the real path inside the workspace)",
+                   path);
         break;
     case EXDEV:
         tools_fail(tc, "\"%s\" leads outside the session workspace; use a path inside it", path);
         break;
     case ENOENT:
         tools_fail(tc, "\"%s\" does not exist in the session workspace (session_list_files shows "
-                    "what does)", path);
+                       "what does)",
+                   path);
         break;
     case ENOTDIR:
         tools_fail(tc, "\"%s\": a component of the path is not a directory", path);
@@ -74,7 +76,8 @@ static bool get_path(tool_call_t *tc, const json_t *args, bool allow_root, buf_t
     }
     if (!allow_root && rel->len == 0) {
         tools_fail(tc, "Invalid path \"%s\": it names the workspace itself; give a file path such "
-                    "as \"notes.txt\".", path);
+                       "as \"notes.txt\".",
+                   path);
         return false;
     }
     return true;
@@ -187,7 +190,8 @@ static void run_write(tool_call_t *tc, const json_t *args)
         }
         if (!overwrite) {
             tools_fail(tc, "\"%s\" exists and overwrite is false; choose another path or pass "
-                        "overwrite: true.", rel.p);
+                           "overwrite: true.",
+                       rel.p);
             goto unlock;
         }
         mode = st.st_mode & 0777;
@@ -291,9 +295,10 @@ static void run_read(tool_call_t *tc, const json_t *args)
         goto put;
     }
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-        tools_fail(tc, S_ISDIR(st.st_mode) ? "\"%s\" is a directory; use session_list_files."
-                                        : "\"%s\" is not a regular file.",
-                rel.p);
+        tools_fail(tc,
+                   S_ISDIR(st.st_mode) ? "\"%s\" is a directory; use session_list_files."
+                                       : "\"%s\" is not a regular file.",
+                   rel.p);
         goto close;
     }
     uint64_t offset = (uint64_t)tools_arg_int(args, "offset", 0);
@@ -409,7 +414,10 @@ static int cmp_names(const void *a, const void *b)
 
 static const char *type_name(mode_t m)
 {
-    return S_ISREG(m) ? "file" : S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "symlink" : "other";
+    return S_ISREG(m)   ? "file"
+           : S_ISDIR(m) ? "dir"
+           : S_ISLNK(m) ? "symlink"
+                        : "other";
 }
 
 static void list_dir(lister_t *l, int dirfd, const char *prefix, int depth)

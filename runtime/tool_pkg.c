@@ -99,7 +99,8 @@ static void run_pkg(tool_call_t *tc, const json_t *args)
                 q[k++] = (unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f ? *c : '?';
             q[k] = '\0';
             tools_fail(tc, "Package spec %zu ('%s') %s: give plain package names, optionally with a version "
-                        "(\"requests==2.32.3\", \"left-pad@1.3.0\"); nothing was installed.", i + 1, q, why);
+                           "(\"requests==2.32.3\", \"left-pad@1.3.0\"); nothing was installed.",
+                       i + 1, q, why);
             return;
         }
     }

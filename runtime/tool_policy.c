@@ -84,7 +84,7 @@ static void run_get_policy(tool_call_t *tc, const json_t *args)
     (void)args;
     reload_stats_t st;
     reload_get_stats(tc->srv->reload, &st);
-    const char *state = !tc->lp ? "none" : st.error ? "stale" : "ok";
+    const char *state = !tc->lp ? "none" : (st.error ? "stale" : "ok");
     json_t *o = tc->out;
     json_object_set_new(o, "state", jsonrpc_string(state));
     json_object_set_new(o, "mode", jsonrpc_string(reload_mode_name(st.mode)));
@@ -123,7 +123,8 @@ static void run_get_policy(tool_call_t *tc, const json_t *args)
                    reload_mode_name(st.mode), state);
     else
         buf_printf(&tc->text, "No policy is in force (%s mode): the config has never "
-                              "compiled.\n", reload_mode_name(st.mode));
+                              "compiled.\n",
+                   reload_mode_name(st.mode));
     buf_printf(&tc->text,
                "Config checks %llu, compiles %llu, reloads %llu, failed compiles %llu.\n",
                (unsigned long long)st.checks, (unsigned long long)st.compiles,

@@ -30,7 +30,7 @@ typedef struct hostpol {
     const resolved_t *res; /* NULL: cannot be evaluated (fail closed) */
     char ws[PATH_MAX], sc[PATH_MAX];
     roots_t roots;
-    VEC(char *) allow;     /* mount_allowlist, resolved (borrowed from res) */
+    VEC(char *) allow; /* mount_allowlist, resolved (borrowed from res) */
 } hostpol_t;
 
 static void hostpol_init(tool_call_t *tc, session_t *s, hostpol_t *h)
@@ -66,12 +66,12 @@ static char *cap_reason(const verdict_t *v, const char *where)
     for (unsigned i = 0; i < v->ncaps; i++)
         if (v->caps[i]->level < LVL_WRITE && (!low || v->caps[i]->level < low->level))
             low = v->caps[i];
-    const rule_t *r = low ? low->rule : v->grant ? v->grant->rule : NULL;
-    const char *kind = !r                          ? "no rule grants it"
-                       : r->origin                 ? r->origin
-                       : r->kind == RK_DENY_WRITE  ? "filesystem.deny_write"
-                       : r->kind == RK_DENY_READ   ? "filesystem.deny_read"
-                                                   : "the policy";
+    const rule_t *r = low ? low->rule : (v->grant ? v->grant->rule : NULL);
+    const char *kind = !r                         ? "no rule grants it"
+                       : r->origin                ? r->origin
+                       : r->kind == RK_DENY_WRITE ? "filesystem.deny_write"
+                       : r->kind == RK_DENY_READ  ? "filesystem.deny_read"
+                                                  : "the policy";
     return xasprintf("%s: protected by the policy (%s%s%s%s)", where, kind, r ? " \"" : "",
                      r && r->written ? r->written : "", r ? "\"" : "");
 }
@@ -299,9 +299,17 @@ static bool do_mount(tool_call_t *tc, session_t *s, const char *src, const char 
     }
     hostpol_t h;
     hostpol_init(tc, s, &h);
-    mountin_req_t r = {.allow = h.allow.v, .nallow = h.allow.n, .source = src, .ws_fd = s->ws_fd,
-                       .target = rel.p, .budget = budget_of(tc, s), .own = sesstools_owner(),
-                       .readable = readable, .ctx = &h};
+    mountin_req_t r = {
+        .allow = h.allow.v,
+        .nallow = h.allow.n,
+        .source = src,
+        .ws_fd = s->ws_fd,
+        .target = rel.p,
+        .budget = budget_of(tc, s),
+        .own = sesstools_owner(),
+        .readable = readable,
+        .ctx = &h,
+    };
     mountin_res_t res = {0};
     char *err = NULL;
     bool ok = h.res && mountin_copy(&r, &res, &err) == 0;
@@ -356,8 +364,7 @@ bool sesstools_setup(tool_call_t *tc, session_t *s, const json_t *mounts)
     const json_t *m;
     bool ok = true;
     pthread_mutex_lock(&s->write_mu);
-    json_array_foreach(mounts, i, m)
-    {
+    json_array_foreach(mounts, i, m) {
         json_t *o = json_object();
         ok = do_mount(tc, s, json_string_value(m), NULL, o);
         json_array_append_new(arr, o);
@@ -398,8 +405,8 @@ static void run_mount(tool_call_t *tc, const json_t *args)
 }
 
 #define SKIPPED_SCHEMA                                                                       \
-    "\"skipped\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": {"  \
-    "\"path\": {\"type\": \"string\"}, \"reason\": {\"type\": \"string\"}}, \"required\": "   \
+    "\"skipped\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": {" \
+    "\"path\": {\"type\": \"string\"}, \"reason\": {\"type\": \"string\"}}, \"required\": "  \
     "[\"path\", \"reason\"]}}"
 
 const tool_def_t tool_session_mount = {
@@ -434,8 +441,7 @@ static bool get_paths(tool_call_t *tc, const json_t *args, ckpt_paths_t *out)
 {
     size_t i;
     const json_t *e;
-    json_array_foreach(json_object_get(args, "paths"), i, e)
-    {
+    json_array_foreach(json_object_get(args, "paths"), i, e) {
         buf_t rel = BUF_INIT;
         const char *why;
         if (!beneath_normalize(json_string_value(e), &rel, &why)) {
@@ -508,11 +514,18 @@ static void run_export(tool_call_t *tc, const json_t *args)
     hostpol_t h;
     hostpol_init(tc, s, &h);
     bool dry = tools_arg_bool(args, "dry_run", false);
-    export_req_t r = {.allow = h.allow.v, .nallow = h.allow.n,
-                      .output_dir = tools_arg_str(args, "output_dir", ""), .paths = paths.v,
-                      .npaths = paths.n, .checkpoint = ref, .dry_run = dry,
-                      .delete_extra = tools_arg_bool(args, "delete", false), .refused = refused,
-                      .ctx = &h};
+    export_req_t r = {
+        .allow = h.allow.v,
+        .nallow = h.allow.n,
+        .output_dir = tools_arg_str(args, "output_dir", ""),
+        .paths = paths.v,
+        .npaths = paths.n,
+        .checkpoint = ref,
+        .dry_run = dry,
+        .delete_extra = tools_arg_bool(args, "delete", false),
+        .refused = refused,
+        .ctx = &h,
+    };
     export_res_t res = {0};
     char *err = NULL, *capped = NULL;
     if (!h.res) {
@@ -551,6 +564,7 @@ const tool_def_t tool_session_export = {
         "deny_write matches) and symlinks are skipped with the reason. delete removes files "
         "of output_dir the export does not hold; dry_run lists what would happen, with a "
         "diff, and writes nothing.",
+    /* clang-format off */
     .input_schema =
         "{\"type\": \"object\", \"properties\": {" SESS_ID_SCHEMA ", "
         "\"output_dir\": {\"type\": \"string\", \"minLength\": 1, \"maxLength\": 4096, "
@@ -558,12 +572,13 @@ const tool_def_t tool_session_export = {
         "missing)\"}, "
         "\"paths\": {\"type\": \"array\", \"maxItems\": 1024, \"items\": {\"type\": \"string\", "
         "\"minLength\": 1, \"maxLength\": 4096}, \"description\": \"workspace-relative files or "
-        "directories to export (default: all)\"}, " SESS_REF_SCHEMA(
-            "checkpoint", "what to export (default: the workspace now)") ", "
+        "directories to export (default: all)\"}, "
+        SESS_REF_SCHEMA("checkpoint", "what to export (default: the workspace now)") ", "
         "\"dry_run\": {\"type\": \"boolean\", \"description\": \"list and diff only\"}, "
         "\"delete\": {\"type\": \"boolean\", \"description\": \"remove files of output_dir "
         "(within paths) that the export does not hold\"}}, "
         "\"required\": [\"session_id\", \"output_dir\"], \"additionalProperties\": false}",
+    /* clang-format on */
     .output_schema =
         "{\"type\": \"object\", \"properties\": {\"session_id\": {\"type\": \"string\"}, "
         "\"output_dir\": {\"type\": \"string\"}, \"exported_checkpoint\": {\"type\": "

@@ -6,8 +6,8 @@
 #include "sesstools.h"
 #include "tools.h"
 
-#define SESSION_ID_SCHEMA                                                                    \
-    "\"session_id\": {\"type\": \"string\", \"minLength\": 32, \"maxLength\": 32, "         \
+#define SESSION_ID_SCHEMA                                                           \
+    "\"session_id\": {\"type\": \"string\", \"minLength\": 32, \"maxLength\": 32, " \
     "\"description\": \"The ID create_session returned.\"}"
 
 /* ---- create_session -------------------------------------------------------------------- */
@@ -225,8 +225,9 @@ static void run_get_env(tool_call_t *tc, const json_t *args)
     buf_t denied = BUF_INIT;
     size_t i;
     const json_t *n;
-    json_array_foreach(names, i, n) if (!allowlisted(p, json_string_value(n)))
-        buf_printf(&denied, "%s%s", denied.len ? ", " : "", json_string_value(n));
+    json_array_foreach(names, i, n)
+        if (!allowlisted(p, json_string_value(n)))
+            buf_printf(&denied, "%s%s", denied.len ? ", " : "", json_string_value(n));
     if (denied.len) {
         buf_t allowed = BUF_INIT;
         for (i = 0; i < p->env_allowlist.n; i++)

@@ -47,8 +47,9 @@ static bool check_name(tool_call_t *tc, const char *n)
     if (name_ok(n))
         return true;
     tools_fail(tc, "snapshot name \"%s\" is refused: use 1 to 64 letters, digits, '.', '_' or '-' "
-                "(no slash, not starting with '.' or '-'); snapshots live in the server's snapshots "
-                "dir only (list_snapshots shows them).", n);
+                   "(no slash, not starting with '.' or '-'); snapshots live in the server's snapshots "
+                   "dir only (list_snapshots shows them).",
+               n);
     return false;
 }
 

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "textenc.h"
 
+/* clang-format off */
 static const tool_def_t *const tool_table[] = {
     &tool_create_session,     &tool_session_list,      &tool_session_close,
     &tool_session_bash,       &tool_session_write_file, &tool_session_read_file,
@@ -23,6 +24,7 @@ static const tool_def_t *const tool_table[] = {
     &tool_list_snapshots,
     &tool_get_policy,         &tool_session_package_install,
 };
+/* clang-format on */
 #define NTOOLS (sizeof tool_table / sizeof *tool_table)
 
 /* Parsed input schemas, index-aligned with tool_table; built once and then

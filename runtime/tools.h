@@ -27,12 +27,12 @@
 
 typedef struct tool_call {
     struct mcp_server *srv;
-    mcp_req_t *req;        /* cancellation and progress of this call */
-    lpolicy_t *lp;         /* the policy this call runs under (NULL: none ever compiled) */
-    char *policy_error;    /* the config's diagnostic while it does not compile, or NULL */
-    json_t *out;           /* structuredContent (an object, created by tools_call) */
-    buf_t text;            /* the text rendering */
-    bool is_error;         /* set by tools_fail */
+    mcp_req_t *req;     /* cancellation and progress of this call */
+    lpolicy_t *lp;      /* the policy this call runs under (NULL: none ever compiled) */
+    char *policy_error; /* the config's diagnostic while it does not compile, or NULL */
+    json_t *out;        /* structuredContent (an object, created by tools_call) */
+    buf_t text;         /* the text rendering */
+    bool is_error;      /* set by tools_fail */
 } tool_call_t;
 
 typedef struct tool_def {

@@ -56,31 +56,31 @@
 
 #define MCP_PATH "/mcp"
 #define SID_LEN 32
-#define WATCH_TICK_MS 200     /* the watchdog's period: deadline and hang-up latency */
-#define CONN_SLACK 64         /* MHD's own limit over ours: evicted connections still closing */
+#define WATCH_TICK_MS 200      /* the watchdog's period: deadline and hang-up latency */
+#define CONN_SLACK 64          /* MHD's own limit over ours: evicted connections still closing */
 #define RESPONSE_IDLE_SECS 600 /* libmicrohttpd's idle timeout, for responses not read */
 
-typedef struct hconn {     /* one MCP session */
+typedef struct hconn {         /* one MCP session */
     char id[SID_LEN + 1];
     mcp_conn_t *mc;
-    unsigned principal;    /* the token that initialized it; only that token may use it */
-    int refs;              /* requests using it (under hserver.mu) */
-    bool gone;             /* deleted or expired; freed when refs reaches 0 */
-    bool used;             /* a request besides initialize came (under hserver.mu) */
-    int64_t last_used;     /* monotonic ms */
+    unsigned principal; /* the token that initialized it; only that token may use it */
+    int refs;           /* requests using it (under hserver.mu) */
+    bool gone;          /* deleted or expired; freed when refs reaches 0 */
+    bool used;          /* a request besides initialize came (under hserver.mu) */
+    int64_t last_used;  /* monotonic ms */
 } hconn_t;
 
-typedef struct hsock {     /* one TCP connection (MHD's socket context) */
-    int fd;                /* our dup of its socket: shutdown(2) ends the connection */
-    int64_t since;         /* monotonic ms: start of the request now arriving */
-    bool receiving;        /* headers or body still arriving: the deadline runs */
-    bool killed;           /* shut down by the watchdog */
-    bool gone;             /* closed by MHD; the watchdog frees it (it may be polling fd) */
-    bool authed;           /* a request head passed the checks (token included) */
+typedef struct hsock {            /* one TCP connection (MHD's socket context) */
+    int fd;                       /* our dup of its socket: shutdown(2) ends the connection */
+    int64_t since;                /* monotonic ms: start of the request now arriving */
+    bool receiving;               /* headers or body still arriving: the deadline runs */
+    bool killed;                  /* shut down by the watchdog */
+    bool gone;                    /* closed by MHD; the watchdog frees it (it may be polling fd) */
+    bool authed;                  /* a request head passed the checks (token included) */
     struct sockaddr_storage peer; /* the client's address (its port ignored) */
-    mcp_conn_t *mc;        /* a plain tools/call running on it: cancelled on hang-up */
-    char *key;             /* its id key (borrowed from the request) */
-    unsigned gen;          /* bumped whenever mc changes */
+    mcp_conn_t *mc;               /* a plain tools/call running on it: cancelled on hang-up */
+    char *key;                    /* its id key (borrowed from the request) */
+    unsigned gen;                 /* bumped whenever mc changes */
     struct hsock *next;
 } hsock_t;
 
@@ -89,25 +89,25 @@ typedef struct hserver {
     struct MHD_Daemon *d;
     const http_opts_t *o;
     unsigned port;
-    bool wildcard;         /* bound to 0.0.0.0 or :: */
-    char self[80];         /* "ADDR:PORT" of a specific non-loopback bind, or "" */
-    pthread_mutex_t mu;    /* guards conns, workers and body_bytes */
-    pthread_cond_t cv;     /* signalled when workers drops */
+    bool wildcard;           /* bound to 0.0.0.0 or :: */
+    char self[80];           /* "ADDR:PORT" of a specific non-loopback bind, or "" */
+    pthread_mutex_t mu;      /* guards conns, workers and body_bytes */
+    pthread_cond_t cv;       /* signalled when workers drops */
     VEC(hconn_t *) conns;
-    int workers;           /* streaming worker threads alive */
-    size_t body_bytes;     /* request body bytes in flight (charged at the headers) */
+    int workers;             /* streaming worker threads alive */
+    size_t body_bytes;       /* request body bytes in flight (charged at the headers) */
     pthread_mutex_t sock_mu; /* guards socks */
     hsock_t *socks;
     pthread_t watchdog;
-    int stop_pipe[2];      /* written to stop the watchdog */
+    int stop_pipe[2]; /* written to stop the watchdog */
 } hserver_t;
 
-typedef struct hreq {      /* one HTTP request in progress (MHD's con_cls) */
+typedef struct hreq {   /* one HTTP request in progress (MHD's con_cls) */
     buf_t body;
-    size_t charged;        /* of hserver.body_bytes, given back when the request ends */
-    bool too_large;        /* past --max-message: 413 */
-    bool over_budget;      /* past --max-body-total while arriving: 503 */
-    unsigned principal;    /* whose token it carries */
+    size_t charged;     /* of hserver.body_bytes, given back when the request ends */
+    bool too_large;     /* past --max-message: 413 */
+    bool over_budget;   /* past --max-body-total while arriving: 503 */
+    unsigned principal; /* whose token it carries */
 } hreq_t;
 
 /* ---- responses ------------------------------------------------------------------------- */
@@ -372,16 +372,16 @@ static void unlist(hserver_t *hs, hconn_t *h)
 /* ---- streaming responses (SSE) ------------------------------------------------------------- */
 
 typedef struct stream {
-    pthread_mutex_t mu;    /* guards everything below */
-    pthread_cond_t cv;     /* new events, or done */
-    buf_t pending;         /* event bytes not yet handed to MHD */
-    size_t off;            /* of pending, already handed */
-    bool done;             /* the final response is in pending */
-    bool abandoned;        /* MHD dropped the response (client gone) */
-    int refs;              /* the worker and the MHD response */
+    pthread_mutex_t mu; /* guards everything below */
+    pthread_cond_t cv;  /* new events, or done */
+    buf_t pending;      /* event bytes not yet handed to MHD */
+    size_t off;         /* of pending, already handed */
+    bool done;          /* the final response is in pending */
+    bool abandoned;     /* MHD dropped the response (client gone) */
+    int refs;           /* the worker and the MHD response */
     hserver_t *hs;
-    hconn_t *hc;           /* referenced until the worker ends */
-    jsonrpc_msg_t msg;          /* the request (owned) */
+    hconn_t *hc;        /* referenced until the worker ends */
+    jsonrpc_msg_t msg;  /* the request (owned) */
 } stream_t;
 
 static void stream_release(stream_t *st)
@@ -834,7 +834,8 @@ static enum MHD_Result do_post(hserver_t *hs, struct MHD_Connection *c, hreq_t *
         jsonrpc_msg_free(&m);
         return refuse(c, MHD_HTTP_BAD_REQUEST,
                       "Bad Request: the Mcp-Session-Id header is required; send initialize "
-                      "first", NULL, NULL);
+                      "first",
+                      NULL, NULL);
     }
     /* From here on, initialize too goes to the session it names: the
      * connection is initialized already, which it answers with -32600. */
@@ -851,7 +852,8 @@ static enum MHD_Result do_post(hserver_t *hs, struct MHD_Connection *c, hreq_t *
         jsonrpc_msg_free(&m);
         return refuse(c, MHD_HTTP_BAD_REQUEST,
                       "Bad Request: unsupported MCP-Protocol-Version (supported: 2025-11-25, "
-                      "2025-06-18, 2025-03-26)", NULL, NULL);
+                      "2025-06-18, 2025-03-26)",
+                      NULL, NULL);
     }
     if (is_tools_call(&m) && m.progress_token &&
         accepts(header(c, "Accept") ? header(c, "Accept") : "*/*", "text/event-stream"))
@@ -959,7 +961,8 @@ static enum MHD_Result precheck(hserver_t *hs, struct MHD_Connection *c, const c
         if (acc && !(accepts(acc, "application/json") && accepts(acc, "text/event-stream")))
             return refuse(c, MHD_HTTP_NOT_ACCEPTABLE,
                           "Not Acceptable: Accept must list application/json and "
-                          "text/event-stream", NULL, NULL);
+                          "text/event-stream",
+                          NULL, NULL);
         const char *cl = header(c, MHD_HTTP_HEADER_CONTENT_LENGTH);
         len = cl ? strtoull(cl, NULL, 10) : 0;
         if (len > hs->o->max_body)
@@ -1164,13 +1167,12 @@ int transport_http_run(mcp_server_t *srv, const http_opts_t *o, int stop_fd)
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(hs.d, MHD_DAEMON_INFO_BIND_PORT);
     if (info && info->port)
         hs.port = info->port;
-    const char *shown = hs.self[0] ? hs.self : sa.ss_family == AF_INET6 ? "[::1]" : "127.0.0.1";
+    const char *shown = hs.self[0] ? hs.self : (sa.ss_family == AF_INET6 ? "[::1]" : "127.0.0.1");
     /* Printed whatever the log level: with port 0 it is how a caller learns the port. */
     fprintf(stderr, "drun-mcp: listening on http://%s:%u/mcp\n", shown, hs.port);
 
     struct pollfd p = {stop_fd, POLLIN, 0};
-    while (poll(&p, 1, -1) < 0 && errno == EINTR)
-        ;
+    while (poll(&p, 1, -1) < 0 && errno == EINTR);
     log_info("stopping the HTTP transport");
     MHD_quiesce_daemon(hs.d);
     pthread_mutex_lock(&hs.mu);

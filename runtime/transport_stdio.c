@@ -39,13 +39,13 @@ typedef struct stdio_ctx {
     mcp_server_t *srv;
     mcp_conn_t *conn;
     int out_fd;
-    pthread_mutex_t out_mu;  /* one line at a time on out_fd */
-    bool out_broken;         /* out_fd failed: the client is gone (under out_mu) */
-    pthread_mutex_t q_mu;    /* guards the queue fields below */
+    pthread_mutex_t out_mu; /* one line at a time on out_fd */
+    bool out_broken;        /* out_fd failed: the client is gone (under out_mu) */
+    pthread_mutex_t q_mu;   /* guards the queue fields below */
     pthread_cond_t q_cv;
     job_t *head, *tail;
     size_t queued;
-    bool closing;            /* no more jobs will come */
+    bool closing; /* no more jobs will come */
     mcp_sink_t sink;
 } stdio_ctx_t;
 

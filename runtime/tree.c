@@ -92,8 +92,8 @@ static int open_for_removal(int parentfd, const char *name)
 }
 
 typedef struct rm_ctx {
-    int topfd;      /* where deep subtrees are moved to */
-    unsigned moved; /* names handed out for moved subtrees */
+    int topfd;           /* where deep subtrees are moved to */
+    unsigned moved;      /* names handed out for moved subtrees */
     VEC(char *) pending; /* moved subtrees still to remove */
     int err;
 } rm_ctx_t;

@@ -13,6 +13,7 @@
 
 /* Classic BPF encodings (linux/bpf_common.h, linux/filter.h), spelled out so
  * that this file reads the same on any host. */
+/* clang-format off */
 enum {
     C_LD = 0x00, C_LDX = 0x01, C_ST = 0x02, C_STX = 0x03,
     C_ALU = 0x04, C_JMP = 0x05, C_RET = 0x06, C_MISC = 0x07,
@@ -25,6 +26,7 @@ enum {
     R_A = 0x10, R_X = 0x08,
     MISC_TAX = 0x00, MISC_TXA = 0x80,
 };
+/* clang-format on */
 #define CLASS(c) ((c) & 0x07)
 #define SIZE(c) ((c) & 0x18)
 #define MODE(c) ((c) & 0xe0)
@@ -54,6 +56,7 @@ static insn_t fetch(const unsigned char *prog, size_t pc)
  * 16-bit code as the kernel does (an unused bit set is a different opcode). */
 static bool seccomp_opcode(uint16_t code)
 {
+    /* clang-format off */
     switch (code) {
     case C_LD | S_W | M_ABS:
     case C_LD | S_W | M_LEN:
@@ -87,6 +90,7 @@ static bool seccomp_opcode(uint16_t code)
     default:
         return false;
     }
+    /* clang-format on */
 }
 
 static bool is_cond_jump(uint16_t code)
@@ -106,13 +110,17 @@ static const char *insn_error(insn_t i, size_t pc, size_t n)
         if (i.k >= BPF_SECCOMP_DATA_SIZE || (i.k & 3))
             return "load outside struct seccomp_data or not 4-byte aligned";
         break;
-    case C_LD | M_MEM: case C_LDX | M_MEM: case C_ST: case C_STX:
+    case C_LD | M_MEM:
+    case C_LDX | M_MEM:
+    case C_ST:
+    case C_STX:
         if (i.k >= MEMWORDS) return "scratch memory index out of range";
         break;
     case C_ALU | O_DIV | SRC_K:
         if (i.k == 0) return "division by constant zero";
         break;
-    case C_ALU | O_LSH | SRC_K: case C_ALU | O_RSH | SRC_K:
+    case C_ALU | O_LSH | SRC_K:
+    case C_ALU | O_RSH | SRC_K:
         if (i.k >= 32) return "shift by 32 or more";
         break;
     case C_JMP | J_JA:
@@ -140,7 +148,10 @@ static bool mem_flow_ok(const unsigned char *prog, size_t n, size_t *bad_pc)
         if (i.code == C_ST || i.code == C_STX) {
             valid |= (uint16_t)(1u << i.k);
         } else if (i.code == (C_LD | M_MEM) || i.code == (C_LDX | M_MEM)) {
-            if (!(valid & (1u << i.k))) { *bad_pc = pc; ok = false; }
+            if (!(valid & (1u << i.k))) {
+                *bad_pc = pc;
+                ok = false;
+            }
         } else if (i.code == (C_JMP | J_JA)) {
             masks[pc + 1 + i.k] &= valid;
             valid = 0xffff;
@@ -162,27 +173,45 @@ bool bpf_check(const void *prog, size_t len, size_t *bad_pc, const char **why)
     if (!why) why = &why_dummy;
     size_t n = len / BPF_INSN_SIZE;
     *bad_pc = n;
-    if (len % BPF_INSN_SIZE) { *why = "length is not a whole number of instructions"; return false; }
-    if (n == 0) { *why = "empty program"; return false; }
-    if (n > BPF_MAX_INSNS) { *why = "more than 4096 instructions"; return false; }
+    if (len % BPF_INSN_SIZE) {
+        *why = "length is not a whole number of instructions";
+        return false;
+    }
+    if (n == 0) {
+        *why = "empty program";
+        return false;
+    }
+    if (n > BPF_MAX_INSNS) {
+        *why = "more than 4096 instructions";
+        return false;
+    }
     for (size_t pc = 0; pc < n; pc++) {
         const char *e = insn_error(fetch(prog, pc), pc, n);
-        if (e) { *bad_pc = pc; *why = e; return false; }
+        if (e) {
+            *bad_pc = pc;
+            *why = e;
+            return false;
+        }
     }
     if (CLASS(fetch(prog, n - 1).code) != C_RET) {
         *bad_pc = n - 1;
         *why = "last instruction is not a return";
         return false;
     }
-    if (!mem_flow_ok(prog, n, bad_pc)) { *why = "scratch memory read before it is written"; return false; }
+    if (!mem_flow_ok(prog, n, bad_pc)) {
+        *why = "scratch memory read before it is written";
+        return false;
+    }
     return true;
 }
 
 /* struct seccomp_data as the little-endian kernel lays it out. */
 static void put32(unsigned char *p, uint32_t v)
 {
-    p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
-    p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
 }
 
 static void seccomp_data_bytes(const bpf_seccomp_data_t *d, unsigned char out[BPF_SECCOMP_DATA_SIZE])
@@ -251,7 +280,7 @@ uint32_t bpf_run(const void *prog, size_t len, const bpf_seccomp_data_t *d, bool
             case O_XOR: A ^= v; break;
             case O_LSH: A <<= (v & 31); break; /* K < 32 was checked; X is masked as the kernel does */
             case O_RSH: A >>= (v & 31); break;
-            default: A = 0u - A; break; /* O_NEG */
+            default: A = 0u - A; break;        /* O_NEG */
             }
             break;
         case C_JMP:
@@ -292,6 +321,7 @@ void bpf_ret_describe(uint32_t ret, buf_t *out)
 
 /* ---- disassembler ------------------------------------------------------------ */
 
+/* clang-format off */
 static const struct { uint32_t arch; const char *name; } audit_arches[] = {
     {0xc000003eu, "AUDIT_ARCH_X86_64"},  {0x40000003u, "AUDIT_ARCH_I386"},
     {0xc00000b7u, "AUDIT_ARCH_AARCH64"}, {0x40000028u, "AUDIT_ARCH_ARM"},
@@ -302,6 +332,7 @@ static const struct { uint32_t arch; const char *name; } audit_arches[] = {
     {0x00000008u, "AUDIT_ARCH_MIPS"},    {0x40000008u, "AUDIT_ARCH_MIPSEL"},
     {0x80000008u, "AUDIT_ARCH_MIPS64"},  {0xc0000008u, "AUDIT_ARCH_MIPSEL64"},
 };
+/* clang-format on */
 
 static const char *audit_arch_name(uint32_t arch)
 {
@@ -328,16 +359,19 @@ static void field_name(uint32_t off, buf_t *out)
 
 /* What the disassembler knows about A on entry to an instruction. */
 typedef struct dstate {
-    bool reached;   /* some path leads here */
-    int a_off;      /* A holds this seccomp_data word (-1: something else) */
-    uint32_t a_mask;/* ... and-ed with this mask */
-    bool arch_known;/* every path here checked arch == arch */
+    bool reached;    /* some path leads here */
+    int a_off;       /* A holds this seccomp_data word (-1: something else) */
+    uint32_t a_mask; /* ... and-ed with this mask */
+    bool arch_known; /* every path here checked arch == arch */
     uint32_t arch;
 } dstate_t;
 
 static void merge(dstate_t *to, const dstate_t *from)
 {
-    if (!to->reached) { *to = *from; return; }
+    if (!to->reached) {
+        *to = *from;
+        return;
+    }
     if (to->a_off != from->a_off || to->a_mask != from->a_mask) to->a_off = -1;
     if (!from->arch_known || to->arch != from->arch) to->arch_known = false;
 }
@@ -350,13 +384,22 @@ static void value_name(const dstate_t *s, uint32_t k, buf_t *out)
         return;
     }
     if (s->a_off == 0 && s->a_mask == 0xffffffffu) {
-        if (k == 0xffffffffu) { buf_adds(out, "-1"); return; }
-        if (k == 0x40000000u) { buf_adds(out, "0x40000000 (x32 ABI bit)"); return; }
+        if (k == 0xffffffffu) {
+            buf_adds(out, "-1");
+            return;
+        }
+        if (k == 0x40000000u) {
+            buf_adds(out, "0x40000000 (x32 ABI bit)");
+            return;
+        }
         /* Below bit 30 only: libseccomp keeps negative "pseudo" numbers for
          * calls an arch lacks, which no kernel ever puts in nr. */
         if (s->arch_known && named_arch(s->arch) && k < 0x40000000u) {
             const char *name = seccomp_syscall_name(s->arch, k);
-            if (name) { buf_adds(out, name); return; }
+            if (name) {
+                buf_adds(out, name);
+                return;
+            }
         }
     }
     if (k < 10) buf_printf(out, "%u", k);
@@ -417,7 +460,10 @@ static void mnemonic(insn_t i, size_t pc, buf_t *m)
     case C_JMP: {
         unsigned op = OP(i.code) >> 4;
         if (op >= sizeof jn / sizeof jn[0]) break;
-        if (op == 0) { buf_printf(m, "ja %zu", pc + 1 + (size_t)i.k); return; }
+        if (op == 0) {
+            buf_printf(m, "ja %zu", pc + 1 + (size_t)i.k);
+            return;
+        }
         if (SRC(i.code) == SRC_X) buf_printf(m, "%s x", jn[op]);
         else buf_printf(m, "%s #0x%x", jn[op], i.k);
         buf_printf(m, ", %zu, %zu", pc + 1 + i.jt, pc + 1 + i.jf);
@@ -429,8 +475,14 @@ static void mnemonic(insn_t i, size_t pc, buf_t *m)
         else buf_printf(m, "ret #0x%x", i.k);
         return;
     default: /* C_MISC */
-        if ((i.code & 0xf8) == MISC_TXA) { buf_adds(m, "txa"); return; }
-        if ((i.code & 0xf8) == MISC_TAX) { buf_adds(m, "tax"); return; }
+        if ((i.code & 0xf8) == MISC_TXA) {
+            buf_adds(m, "txa");
+            return;
+        }
+        if ((i.code & 0xf8) == MISC_TAX) {
+            buf_adds(m, "tax");
+            return;
+        }
         break;
     }
     buf_adds(m, "???");

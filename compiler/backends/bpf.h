@@ -19,8 +19,8 @@
 
 #include "buf.h"
 
-#define BPF_INSN_SIZE 8u         /* bytes per struct sock_filter */
-#define BPF_MAX_INSNS 4096u      /* BPF_MAXINSNS: the kernel's per-filter limit */
+#define BPF_INSN_SIZE 8u          /* bytes per struct sock_filter */
+#define BPF_MAX_INSNS 4096u       /* BPF_MAXINSNS: the kernel's per-filter limit */
 #define BPF_SECCOMP_DATA_SIZE 64u /* sizeof(struct seccomp_data) */
 
 /* The value bpf_run returns for a program the kernel would refuse to load.
@@ -32,15 +32,15 @@
 /* SECCOMP_RET_* actions (linux/seccomp.h), repeated here so that tests and
  * explain do not depend on the host's kernel headers being recent. */
 #define BPF_RET_KILL_PROCESS 0x80000000u
-#define BPF_RET_KILL_THREAD  0x00000000u
-#define BPF_RET_TRAP         0x00030000u
-#define BPF_RET_ERRNO        0x00050000u
-#define BPF_RET_USER_NOTIF   0x7fc00000u
-#define BPF_RET_TRACE        0x7ff00000u
-#define BPF_RET_LOG          0x7ffc0000u
-#define BPF_RET_ALLOW        0x7fff0000u
-#define BPF_RET_ACTION_FULL  0xffff0000u
-#define BPF_RET_DATA         0x0000ffffu
+#define BPF_RET_KILL_THREAD 0x00000000u
+#define BPF_RET_TRAP 0x00030000u
+#define BPF_RET_ERRNO 0x00050000u
+#define BPF_RET_USER_NOTIF 0x7fc00000u
+#define BPF_RET_TRACE 0x7ff00000u
+#define BPF_RET_LOG 0x7ffc0000u
+#define BPF_RET_ALLOW 0x7fff0000u
+#define BPF_RET_ACTION_FULL 0xffff0000u
+#define BPF_RET_DATA 0x0000ffffu
 
 /* The seccomp_data the kernel hands a filter (struct seccomp_data). */
 typedef struct bpf_seccomp_data {

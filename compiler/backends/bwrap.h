@@ -19,7 +19,13 @@
 #include "lattice.h"
 
 /* One word of the vector: literal, or a placeholder resolved at exec time. */
-typedef enum { BW_LIT, BW_WORKSPACE, BW_SCRATCH, BW_ENV, BW_EMPTY_FD } bw_word_kind_t;
+typedef enum {
+    BW_LIT,
+    BW_WORKSPACE,
+    BW_SCRATCH,
+    BW_ENV,
+    BW_EMPTY_FD
+} bw_word_kind_t;
 
 typedef struct bw_word {
     bw_word_kind_t kind;

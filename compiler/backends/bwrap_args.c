@@ -66,9 +66,12 @@ static int option_nargs(const char *opt)
                                       "--tmpfs", "--remount-ro", "--chdir", "--unsetenv", "--perms"};
     static const char *const two[] = {"--setenv", "--bind", "--bind-try", "--ro-bind", "--ro-bind-try",
                                       "--symlink", "--ro-bind-data", "--dev-bind"};
-    for (size_t i = 0; i < sizeof zero / sizeof *zero; i++) if (strcmp(opt, zero[i]) == 0) return 0;
-    for (size_t i = 0; i < sizeof one / sizeof *one; i++) if (strcmp(opt, one[i]) == 0) return 1;
-    for (size_t i = 0; i < sizeof two / sizeof *two; i++) if (strcmp(opt, two[i]) == 0) return 2;
+    for (size_t i = 0; i < sizeof zero / sizeof *zero; i++)
+        if (strcmp(opt, zero[i]) == 0) return 0;
+    for (size_t i = 0; i < sizeof one / sizeof *one; i++)
+        if (strcmp(opt, one[i]) == 0) return 1;
+    for (size_t i = 0; i < sizeof two / sizeof *two; i++)
+        if (strcmp(opt, two[i]) == 0) return 2;
     return -1;
 }
 

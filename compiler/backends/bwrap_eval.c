@@ -10,7 +10,14 @@
 
 #include "path.h"
 
-typedef enum { MK_BIND, MK_TMPFS, MK_DEVNULL, MK_EMPTYFILE, MK_DEV, MK_PROC } mkind_t;
+typedef enum {
+    MK_BIND,
+    MK_TMPFS,
+    MK_DEVNULL,
+    MK_EMPTYFILE,
+    MK_DEV,
+    MK_PROC
+} mkind_t;
 
 typedef struct mnt {
     const char *dest;
@@ -47,7 +54,10 @@ level_t bwrap_eval(const bwrap_t *b, const roots_t *roots, const char *path, con
         }
         if (strcmp(o, "--remount-ro") == 0) {
             for (size_t k = m.n; k-- > 0;)
-                if (strcmp(m.v[k].dest, d) == 0) { m.v[k].ro = true; break; }
+                if (strcmp(m.v[k].dest, d) == 0) {
+                    m.v[k].ro = true;
+                    break;
+                }
             continue;
         }
         /* a new mount hides every earlier mount at or below its destination */
@@ -88,8 +98,12 @@ level_t bwrap_eval(const bwrap_t *b, const roots_t *roots, const char *path, con
     if (best) {
         switch (best->kind) {
         case MK_BIND: lv = best->ro ? LVL_READ : LVL_WRITE; break;
-        case MK_TMPFS: priv = !best->ro; lv = LVL_NONE; break;
-        case MK_DEV: case MK_PROC: priv = true; break;
+        case MK_TMPFS:
+            priv = !best->ro;
+            lv = LVL_NONE;
+            break;
+        case MK_DEV:
+        case MK_PROC: priv = true; break;
         case MK_DEVNULL: lv = LVL_NONE; break;
         case MK_EMPTYFILE: lv = LVL_READ; break; /* an empty file that cannot be written */
         }

@@ -26,7 +26,12 @@
 #define SANDBOX_UID "1000"
 #define SANDBOX_GID "1000"
 
-enum { PH_FLAGS, PH_MOUNT, PH_CAP, PH_TAIL };
+enum {
+    PH_FLAGS,
+    PH_MOUNT,
+    PH_CAP,
+    PH_TAIL
+};
 
 typedef struct loc {
     path_base_t base; /* PB_ROOT, PB_WORKSPACE, PB_SCRATCH */
@@ -35,7 +40,13 @@ typedef struct loc {
     const char *key;  /* map key: abs when known, else "W:rel" / "S:rel" */
 } loc_t;
 
-typedef enum { EX_MISSING, EX_DIR, EX_FILE, EX_OTHER, EX_LINK } ex_t;
+typedef enum {
+    EX_MISSING,
+    EX_DIR,
+    EX_FILE,
+    EX_OTHER,
+    EX_LINK
+} ex_t;
 
 typedef struct item {
     int phase;
@@ -52,21 +63,21 @@ typedef struct plan {
     arena_t *a;
     VEC(item_t) items;
     size_t seq;
-    strmap_t grant_at;  /* key -> index into r->grants */
-    strmap_t litcap_at; /* key -> lowest literal cap level there */
-    strmap_t seen;      /* op dedupe */
-    strmap_t hidden;    /* keys hidden whole by a deny_read glob or a block */
-    strmap_t ex_seen;   /* exec plans: abs path -> ex_t, so that each path is
-                           looked at once (the blocks of the protected names walk
-                           down from / for every name, under two roots) */
-    VEC(const char *) wmounts;  /* keys of writable phase-1 mounts */
+    strmap_t grant_at;              /* key -> index into r->grants */
+    strmap_t litcap_at;             /* key -> lowest literal cap level there */
+    strmap_t seen;                  /* op dedupe */
+    strmap_t hidden;                /* keys hidden whole by a deny_read glob or a block */
+    strmap_t ex_seen;               /* exec plans: abs path -> ex_t, so that each path is
+                                       looked at once (the blocks of the protected names walk
+                                       down from / for every name, under two roots) */
+    VEC(const char *) wmounts;      /* keys of writable phase-1 mounts */
     VEC(struct ro_cap { const char *key; const rrule_t *origin; }) ro_caps; /* cap-read targets */
     bw_residues_t *residue;
-    strmap_t unlisted;  /* exec plans: dirs hidden because they could not be listed */
+    strmap_t unlisted;              /* exec plans: dirs hidden because they could not be listed */
     size_t unlisted_n;
     size_t walked;
     char *err;
-    char *upbuf;        /* scratch for ancestor lookups (FOR_KEY_AND_UP) */
+    char *upbuf; /* scratch for ancestor lookups (FOR_KEY_AND_UP) */
     size_t upcap;
 } plan_t;
 
@@ -589,7 +600,7 @@ static bool tail_blocks(plan_t *p, loc_t d, bool is_root)
 static bool darken(plan_t *p, loc_t t, const rrule_t *c)
 {
     if (grant_level(p, t.key) == LVL_NONE) return true; /* no grant shows it: dark already */
-    if (is_hidden(p, t.key)) return true;                 /* inside another one (the config in ~/.drun) */
+    if (is_hidden(p, t.key)) return true;               /* inside another one (the config in ~/.drun) */
     ex_t e = exists(p, t);
     if (e == EX_MISSING) return block_missing(p, t, c);
     if (e == EX_LINK) {
@@ -600,7 +611,8 @@ static bool darken(plan_t *p, loc_t t, const rrule_t *c)
         const char *pk = parent_key(p, t.key);
         if (pk && level_at(p, key_loc(p, pk)) == LVL_WRITE)
             return fail(p, "'%s' is a symbolic link in a writable directory; the runtime's own paths must not be "
-                           "(a sandbox could point it elsewhere): make it a directory, or narrow the grant", t.abs);
+                           "(a sandbox could point it elsewhere): make it a directory, or narrow the grant",
+                        t.abs);
         return true;
     }
     if (!pin_ancestors(p, t, c)) return false;
@@ -689,7 +701,8 @@ static bool hide_unlisted(plan_t *p, const char *dir, int why)
     /* one line each, but never a flood: a hostile tree can hold thousands */
     if (++p->unlisted_n <= BW_NOTICES_MAX) {
         char *msg = xasprintf("'%s' cannot be listed (%s) to check the policy's patterns below it: it is hidden in "
-                              "the sandbox (an empty read-only directory)", dir, strerror(why));
+                              "the sandbox (an empty read-only directory)",
+                              dir, strerror(why));
         notice(msg);
         free(msg);
     }
@@ -795,7 +808,8 @@ static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, 
             for (size_t i = 0; i < kids.n; i++) free(kids.v[i]);
             vec_free(&kids);
             return fail(p, "more than 200000 entries under '%s' to check against the policy's globs; "
-                           "narrow the globs or the grants", dir);
+                           "narrow the globs or the grants",
+                        dir);
         }
         vec_push(&kids, xstrdup(de->d_name));
     }
@@ -817,7 +831,10 @@ static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, 
             struct stat st;
             ex_t e = EX_MISSING;
             if (lstat(path, &st) == 0)
-                e = S_ISLNK(st.st_mode) ? EX_LINK : S_ISDIR(st.st_mode) ? EX_DIR : S_ISREG(st.st_mode) ? EX_FILE : EX_OTHER;
+                e = S_ISLNK(st.st_mode)   ? EX_LINK
+                    : S_ISDIR(st.st_mode) ? EX_DIR
+                    : S_ISREG(st.st_mode) ? EX_FILE
+                                          : EX_OTHER;
             else if (errno != ENOENT) { /* listed but not searchable (0644): what is in it is unknown */
                 ok = hide_unlisted(p, dir, errno);
                 unlisted = true;
@@ -931,7 +948,8 @@ static bool plan_literal_caps(plan_t *p)
         if (c->glob) continue;
         loc_t l = loc_rule(p, c);
         bool ok = c->rule->kind != RK_RUNTIME ? apply_cap(p, l, c)
-                  : p->roots ? darken(p, l, c) : true; /* the template leaves them to the runner */
+                  : p->roots                  ? darken(p, l, c)
+                                              : true; /* the template leaves them to the runner */
         if (!ok) return false;
     }
     return true;
@@ -1013,7 +1031,8 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
         /* fail closed: without the version, --disable-userns would be left
          * out silently (the compile driver says the same, located) */
         *err = xasprintf("%s: bwrap's version is unknown, so --disable-userns cannot be decided; install bubblewrap "
-                         "or use --facts FILE", r->facts->origin);
+                         "or use --facts FILE",
+                         r->facts->origin);
         return NULL;
     }
     bwrap_t *out = xcalloc(1, sizeof *out);

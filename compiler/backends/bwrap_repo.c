@@ -86,8 +86,15 @@ char *bwrap_repo_resolve(const char *base, const char *target, bwrap_writable_fn
         if (!*s) break;
         const char *e = strchr(s, '/');
         size_t len = e ? (size_t)(e - s) : strlen(s);
-        if (len == 1 && s[0] == '.') { s += len; continue; }
-        if (len == 2 && s[0] == '.' && s[1] == '.') { to_parent(cur); s += len; continue; }
+        if (len == 1 && s[0] == '.') {
+            s += len;
+            continue;
+        }
+        if (len == 2 && s[0] == '.' && s[1] == '.') {
+            to_parent(cur);
+            s += len;
+            continue;
+        }
         char *next = xasprintf("%s%s%.*s", cur, strcmp(cur, "/") == 0 ? "" : "/", (int)len, s);
         struct stat st;
         bool missing = lstat(next, &st) != 0;

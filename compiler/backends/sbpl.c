@@ -98,10 +98,9 @@ typedef struct gen {
     const resolved_t *r;
     diag_list_t *d;
     bool failed;
-    strmap_t seen_unlink;          /* dedupe of ancestor rules */
-    unsigned lines;                /* newlines in the text so far */
+    strmap_t seen_unlink; /* dedupe of ancestor rules */
+    unsigned lines;       /* newlines in the text so far */
 } gen_t;
-
 
 /* Renders a filter; false if a string cannot be quoted. */
 static bool render_filter(buf_t *out, const sbpl_rule_t *r)
@@ -545,7 +544,7 @@ static void emit_unlink_ancestors(gen_t *g, const rrule_t *c)
 {
     arena_t *a = &g->s->arena;
     const char *path = c->path;
-    VEC(size_t) cuts = {0}; /* prefix lengths of the ancestors */
+    VEC(size_t) cuts = {0};                             /* prefix lengths of the ancestors */
     if (c->base != PB_ROOT) vec_push(&cuts, (size_t)0); /* the session root itself */
     for (size_t i = 1; path[i - 1] && path[i]; i++)
         if (path[i] == '/') vec_push(&cuts, i);
@@ -554,7 +553,7 @@ static void emit_unlink_ancestors(gen_t *g, const rrule_t *c)
         const char *last = strrchr(prefix, '/');
         if (strcmp(last ? last + 1 : prefix, "**") == 0) continue;
         bool wild = c->glob && glob_has_wildcard(prefix);
-        const char *arg = wild ? sbpl_glob_regex(prefix, false, a) : c->glob ? glob_unescape(prefix, a) : prefix;
+        const char *arg = wild ? sbpl_glob_regex(prefix, false, a) : (c->glob ? glob_unescape(prefix, a) : prefix);
         buf_t key = BUF_INIT;
         buf_addc(&key, (char)('0' + c->base));
         buf_addc(&key, wild ? 'r' : 'l');
@@ -728,5 +727,5 @@ level_t sbpl_eval(const sbpl_t *s, const roots_t *roots, const char *path, const
     if (read_by) *read_by = rd;
     if (write_by) *write_by = wr;
     bool can_read = rd && rd->allow, can_write = wr && wr->allow;
-    return can_write && can_read ? LVL_WRITE : can_read ? LVL_READ : LVL_NONE;
+    return can_write && can_read ? LVL_WRITE : (can_read ? LVL_READ : LVL_NONE);
 }

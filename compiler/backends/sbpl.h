@@ -17,7 +17,11 @@ enum {
     SB_META = 8,   /* file-read-metadata only */
 };
 
-typedef enum { SBF_SUBPATH, SBF_LITERAL, SBF_REGEX } sbpl_filter_t;
+typedef enum {
+    SBF_SUBPATH,
+    SBF_LITERAL,
+    SBF_REGEX
+} sbpl_filter_t;
 
 typedef struct sbpl_rule {
     bool allow;            /* allow or deny */

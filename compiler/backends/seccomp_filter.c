@@ -121,8 +121,14 @@ const seccomp_denial_t *seccomp_denials(size_t *n)
 
 bool seccomp_arch_from_name(const char *name, seccomp_arch_t *out)
 {
-    if (!strcmp(name, "x86_64") || !strcmp(name, "amd64")) { *out = SECCOMP_X86_64; return true; }
-    if (!strcmp(name, "aarch64") || !strcmp(name, "arm64")) { *out = SECCOMP_AARCH64; return true; }
+    if (!strcmp(name, "x86_64") || !strcmp(name, "amd64")) {
+        *out = SECCOMP_X86_64;
+        return true;
+    }
+    if (!strcmp(name, "aarch64") || !strcmp(name, "arm64")) {
+        *out = SECCOMP_AARCH64;
+        return true;
+    }
     return false;
 }
 

@@ -39,7 +39,10 @@
 
 #include "buf.h"
 
-typedef enum { SECCOMP_X86_64, SECCOMP_AARCH64 } seccomp_arch_t;
+typedef enum {
+    SECCOMP_X86_64,
+    SECCOMP_AARCH64
+} seccomp_arch_t;
 
 /* "x86_64" or "amd64" -> SECCOMP_X86_64, "aarch64" or "arm64" ->
  * SECCOMP_AARCH64 (exact, lower case). False for anything else. */
@@ -108,11 +111,11 @@ extern const size_t seccomp_sysnames_n;
 
 /* One entry of the deny list, for explain, docs and tests. */
 typedef struct seccomp_denial {
-    const char *syscall;  /* name as the kernel and libseccomp spell it */
-    const char *why;      /* one line: what the call would let a sandboxed process do */
-    bool af_unix_only;    /* denied only with domain AF_UNIX, and only without
-                             allow_unix_sockets (socket) */
-    bool optional;        /* absent on some arches (umount): skipped there */
+    const char *syscall; /* name as the kernel and libseccomp spell it */
+    const char *why;     /* one line: what the call would let a sandboxed process do */
+    bool af_unix_only;   /* denied only with domain AF_UNIX, and only without
+                            allow_unix_sockets (socket) */
+    bool optional;       /* absent on some arches (umount): skipped there */
 } seccomp_denial_t;
 
 /* The deny list, in filter order; *n receives its length. Static storage. */

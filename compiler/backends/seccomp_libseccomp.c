@@ -51,7 +51,10 @@ static scmp_filter_ctx new_ctx(seccomp_arch_t arch, char **err)
      * x86_64 must not let x86_64 syscalls through, nor the other way). */
     if (seccomp_arch_native() != token) {
         if ((rc = seccomp_arch_add(ctx, token)) == 0) rc = seccomp_arch_remove(ctx, SCMP_ARCH_NATIVE);
-        if (rc) { fail_rc(err, rc, xasprintf("cannot target %s", an)); goto bad; }
+        if (rc) {
+            fail_rc(err, rc, xasprintf("cannot target %s", an));
+            goto bad;
+        }
     }
     /* Every syscall of another ABI kills the process: the i386 `int 0x80`
      * entry (with socketcall(), which would hide socket(AF_UNIX) from the
@@ -251,7 +254,10 @@ static bool export_prog(scmp_filter_ctx ctx, buf_t *prog, char **err)
         char chunk[4096];
         ssize_t got = pread(fd, chunk, sizeof chunk, at);
         if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) { ok = false; break; }
+        if (got <= 0) {
+            ok = false;
+            break;
+        }
         buf_add(prog, chunk, (size_t)got);
         at += got;
     }
@@ -402,4 +408,3 @@ bool seccomp_generate(const seccomp_opts_t *opts, buf_t *out, char **err)
     buf_free(&prog);
     return ok;
 }
-

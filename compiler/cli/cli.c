@@ -84,7 +84,7 @@ const cli_cmd_t cli_commands[] = {
      "drun-policy lint config.toml --format sarif > lint.sarif",
      "format strict facts rules", 0, 1, false, cmd_lint},
     {"explain", "[CONFIG] [--workspace DIR] [--read PATH] [--write PATH] [--exec CMD] [--fetch URL] "
-     "[--queries FILE] [--json] [--facts FILE]...",
+                "[--queries FILE] [--json] [--facts FILE]...",
      "say what a policy allows in plain words, or answer a question with the rules behind it",
      "With no question: what is writable, readable, hidden and protected; the network, commands, "
      "limits and environment. With a question: the decision, the grant and caps that made it "
@@ -161,7 +161,7 @@ static void wrap(FILE *f, const char *text, int col, int indent)
         while (*p == ' ') p++;
         const char *w = p;
         int depth = 0;
-        for (; *p && (*p != ' ' || depth > 0); p++) depth += *p == '[' ? 1 : *p == ']' ? -1 : 0;
+        for (; *p && (*p != ' ' || depth > 0); p++) depth += *p == '[' ? 1 : (*p == ']' ? -1 : 0);
         int len = (int)(p - w);
         if (len == 0) break;
         if (!first && col + 1 + len > HELP_WIDTH) {
@@ -201,7 +201,8 @@ void cli_help(const cli_cmd_t *c)
     if (!c) {
         printf("drun-policy %s: compile one config.toml into sandbox profiles, and review it\n\n"
                "usage: drun-policy COMMAND [ARGS...]\n"
-               "       drun-policy --help | --version\n\ncommands:\n", DRUN_VERSION);
+               "       drun-policy --help | --version\n\ncommands:\n",
+               DRUN_VERSION);
         for (const cli_cmd_t *k = cli_commands; k->name; k++) wrap(stdout, k->summary, printf("  %-12s ", k->name), 15);
         printf("\nWith no CONFIG: $DRUN_CONFIG, then ~/.drun/config.toml, then the built-in default.\n"
                "Exit status: 0 ok, 1 policy rejected or changed, 2 usage or I/O error.\n"
@@ -247,10 +248,13 @@ static void missing_positionals(const cli_cmd_t *c, int n, char *out, size_t siz
     int depth = 0, i = 0;
     size_t len = 0;
     for (const char *p = c->synopsis; *p;) {
-        if (*p == ' ') { p++; continue; }
+        if (*p == ' ') {
+            p++;
+            continue;
+        }
         const char *w = p;
         int d0 = depth;
-        for (; *p && *p != ' '; p++) depth += *p == '[' ? 1 : *p == ']' ? -1 : 0;
+        for (; *p && *p != ' '; p++) depth += *p == '[' ? 1 : (*p == ']' ? -1 : 0);
         if (d0 > 0 || *w == '[' || *w == '-') continue;
         if (i++ < n) continue;
         len += (size_t)snprintf(out + len, len < size ? size - len : 0, "%s%.*s", len ? " " : "", (int)(p - w), w);
@@ -394,8 +398,10 @@ int cli_main(int argc, char **argv)
             continue;
         }
         if (a.npos >= c->max_pos)
-            return usage_error(c, c->takes_rest ? "unexpected argument '%s': the command to run goes after '--'"
-                                                : "unexpected argument '%s'", arg, NULL);
+            return usage_error(c,
+                               c->takes_rest ? "unexpected argument '%s': the command to run goes after '--'"
+                                             : "unexpected argument '%s'",
+                               arg, NULL);
         a.pos[a.npos++] = arg;
     }
     if (a.npos < c->min_pos) {

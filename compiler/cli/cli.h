@@ -19,33 +19,36 @@ enum {
 };
 
 typedef struct cli_args {
-    const char *cmd;       /* the subcommand */
-    const char *pos[2];    /* positional arguments (CONFIG; OLD NEW for diff) */
-    int npos;              /* how many of pos are set */
-    char **rest;           /* after "--" (run): the command and its arguments */
+    const char *cmd;            /* the subcommand */
+    const char *pos[2];         /* positional arguments (CONFIG; OLD NEW for diff) */
+    int npos;                   /* how many of pos are set */
+    char **rest;                /* after "--" (run): the command and its arguments */
     int nrest;
-    const char *out_dir;   /* compile -o */
-    const char *target;    /* linux | macos | all */
-    const char *facts[2];  /* --facts FILE (given once per target) */
-    const char *format;    /* lint: text | json | sarif */
-    const char *workspace; /* explain/run --workspace */
-    const char *q_read;    /* explain --read */
-    const char *q_write;   /* explain --write */
-    const char *q_exec;    /* explain --exec */
-    const char *q_fetch;   /* explain --fetch */
-    const char *q_file;    /* explain --queries FILE */
-    const char *golden;    /* check --golden DIR */
-    const char *toml;      /* toml-decode --toml 1.0 | 1.1 */
-    const char *shell;     /* completion SHELL */
-    bool json;             /* --json */
-    bool plain;            /* toml-decode --plain */
-    bool strict;           /* lint --strict */
-    bool list_rules;       /* lint --rules */
+    const char *out_dir;        /* compile -o */
+    const char *target;         /* linux | macos | all */
+    const char *facts[2];       /* --facts FILE (given once per target) */
+    const char *format;         /* lint: text | json | sarif */
+    const char *workspace;      /* explain/run --workspace */
+    const char *q_read;         /* explain --read */
+    const char *q_write;        /* explain --write */
+    const char *q_exec;         /* explain --exec */
+    const char *q_fetch;        /* explain --fetch */
+    const char *q_file;         /* explain --queries FILE */
+    const char *golden;         /* check --golden DIR */
+    const char *toml;           /* toml-decode --toml 1.0 | 1.1 */
+    const char *shell;          /* completion SHELL */
+    bool json;                  /* --json */
+    bool plain;                 /* toml-decode --plain */
+    bool strict;                /* lint --strict */
+    bool list_rules;            /* lint --rules */
     bool allow_broad_workspace; /* run --allow-broad-workspace */
     const char *sandbox_user;   /* run --sandbox-user USER|UID[:GID] */
 } cli_args_t;
 
-typedef enum { OPT_FLAG, OPT_VALUE } cli_opt_kind;
+typedef enum {
+    OPT_FLAG,
+    OPT_VALUE
+} cli_opt_kind;
 
 typedef struct cli_opt {
     const char *name;    /* long name without dashes: "target" */
@@ -58,14 +61,14 @@ typedef struct cli_opt {
 } cli_opt_t;
 
 typedef struct cli_cmd {
-    const char *name;      /* "compile" */
-    const char *synopsis;  /* "CONFIG [-o DIR] [--target linux|macos|all] [--facts FILE]" */
-    const char *summary;   /* one line for the command list */
-    const char *details;   /* a paragraph for --help (may be NULL) */
-    const char *example;   /* one example command line */
-    const char *opts;      /* space-separated long names of the options it accepts */
-    int min_pos, max_pos;  /* positional argument count */
-    bool takes_rest;       /* accepts "-- CMD ARGS..." */
+    const char *name;     /* "compile" */
+    const char *synopsis; /* "CONFIG [-o DIR] [--target linux|macos|all] [--facts FILE]" */
+    const char *summary;  /* one line for the command list */
+    const char *details;  /* a paragraph for --help (may be NULL) */
+    const char *example;  /* one example command line */
+    const char *opts;     /* space-separated long names of the options it accepts */
+    int min_pos, max_pos; /* positional argument count */
+    bool takes_rest;      /* accepts "-- CMD ARGS..." */
     int (*run)(const cli_args_t *a);
 } cli_cmd_t;
 

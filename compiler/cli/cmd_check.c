@@ -42,7 +42,8 @@ static bool read_manifest(const char *dir, recorded_t *r, char **err)
         char *why = root ? xstrdup("not a JSON object")
                          : xasprintf("not valid JSON at line %d, column %d (%s)", je.line, je.column, je.text);
         *err = xasprintf("%s: %s: it was not written by drun-policy compile (rewrite DIR with "
-                         "'drun-policy compile CONFIG -o DIR')", path, why);
+                         "'drun-policy compile CONFIG -o DIR')",
+                         path, why);
         free(why);
         ok = false;
     }
@@ -207,7 +208,7 @@ static size_t compare_all(const char *dir, const compiled_t *c, const recorded_t
         char *path = xasprintf("%s/%s", dir, artifact_names[i]);
         bool missing = i == 4 ? !same && access(path, F_OK) != 0 && !rec->sha[4] : access(path, F_OK) != 0;
         free(path);
-        x->status = same ? "same" : missing ? "missing" : "drifted";
+        x->status = same ? "same" : (missing ? "missing" : "drifted");
         drifted += !same;
     }
     return drifted;

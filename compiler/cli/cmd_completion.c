@@ -10,7 +10,14 @@
 #include "cli.h"
 
 /* One drun-mcp option: what its value completes to. */
-typedef enum { MCP_FLAG, MCP_FILE, MCP_DIR, MCP_USER, MCP_TEXT, MCP_CHOICE } mcp_value;
+typedef enum {
+    MCP_FLAG,
+    MCP_FILE,
+    MCP_DIR,
+    MCP_USER,
+    MCP_TEXT,
+    MCP_CHOICE
+} mcp_value;
 
 typedef struct mcp_opt {
     const char *name; /* long name without dashes */
@@ -55,7 +62,8 @@ static void bash(void)
         if (o->choices) {
             char ch[128];
             snprintf(ch, sizeof ch, "%s", o->choices);
-            for (char *p = ch; *p; p++) if (*p == '|') *p = ' ';
+            for (char *p = ch; *p; p++)
+                if (*p == '|') *p = ' ';
             printf(" COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n", ch);
         } else if (strcmp(o->metavar, "DIR") == 0) {
             printf(" COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n");

@@ -43,7 +43,8 @@ static bool parse_queries(const char *file, char *text, queries_t *out, char **e
                 break;
         if (!sp || i == 4 || !sp[1]) {
             *err = xasprintf("%s:%u: expected 'read PATH', 'write PATH', 'exec CMD' or 'fetch URL', one "
-                             "question a line", file, ln);
+                             "question a line",
+                             file, ln);
             return false;
         }
         query_t q = {kinds[i].q, sp + 1};

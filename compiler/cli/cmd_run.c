@@ -52,7 +52,8 @@ static bool refuse_broad_workspace(const char *shown, const char *real)
     if (why)
         fprintf(stderr, "drun-policy run: refusing the workspace '%s' (%s): it is %s, and the sandbox could write "
                         "everything in it; run from a project directory or give --workspace DIR (or, knowingly, "
-                        "--allow-broad-workspace)\n", shown, real, why);
+                        "--allow-broad-workspace)\n",
+                shown, real, why);
     free(why);
     return why != NULL;
 }
@@ -167,7 +168,7 @@ int cmd_run(const cli_args_t *a)
         int sp = sandbox_spawn(s, &x, &pid, &res, &err); /* takes x.early */
         if (sp != 0) {
             fprintf(stderr, "drun-policy run: %s\n", err);
-            rc = sp > 0 ? sp : EXIT_SETUP; /* 127/126: the command, as a shell says */
+            rc = sp > 0 ? sp : EXIT_SETUP;           /* 127/126: the command, as a shell says */
         } else {
             if (chan) proxy_sandbox_end_close(chan); /* the channel ends with the sandbox */
             sbx_status_t st;

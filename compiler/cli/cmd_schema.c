@@ -157,9 +157,9 @@ static void default_value(jw_t *j, const key_info_t *k, const policy_t *empty)
         break;
     case KEY_DOMAINS: {
         const domain_rule_t *v = k->arg == 1 ? empty->command_domains.v : k->arg >= 2 ? empty->registries[k->arg - 2].v
-                                                                                  : empty->domains.v;
+                                                                                      : empty->domains.v;
         size_t n = k->arg == 1 ? empty->command_domains.n : k->arg >= 2 ? empty->registries[k->arg - 2].n
-                                                                         : empty->domains.n;
+                                                                        : empty->domains.n;
         jw_arr(j);
         for (size_t i = 0; i < n; i++) jw_str(j, v[i].written);
         jw_end(j);

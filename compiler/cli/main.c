@@ -6,7 +6,7 @@
 
 int main(int argc, char **argv)
 {
-    sandbox_helper_main(argc, argv); /* the access-time layer's daemon: never returns */
+    sandbox_helper_main(argc, argv);    /* the access-time layer's daemon: never returns */
     int relay = relay_main(argc, argv); /* inside a sandbox: its proxy relay (proxy.h), not the CLI */
     /* _exit: the relay has nothing to flush, and a sanitizer build's leak
      * check at exit would put its own status in place of the command's */

@@ -59,7 +59,8 @@ static void unknown_key(walk_t *w, const char *table, const char *key, span_t sp
                 k->table);
         else
             ERR(w, "unknown-key", span, "unknown key '%s'%s: it is a top-level key (put it before "
-                "the first [table])", key, where);
+                                        "the first [table])",
+                key, where);
         return;
     }
     ERR(w, "unknown-key", span, "unknown key '%s'%s", key, where);
@@ -135,10 +136,17 @@ static void do_paths(walk_t *w, rule_kind_t kind, const toml_value *arr, const c
         r.span = toml_span(e);
         r.written = arena_strndup(&w->p->arena, s, len);
         switch (kind) {
-        case RK_ALLOW_READ: case RK_MOUNT: r.level = LVL_READ; break;
+        case RK_ALLOW_READ:
+        case RK_MOUNT: r.level = LVL_READ; break;
         case RK_ALLOW_WRITE: r.level = LVL_WRITE; break;
-        case RK_DENY_READ: r.level = LVL_NONE; r.cap = pp.glob; break;
-        case RK_DENY_WRITE: r.level = LVL_READ; r.cap = true; break;
+        case RK_DENY_READ:
+            r.level = LVL_NONE;
+            r.cap = pp.glob;
+            break;
+        case RK_DENY_WRITE:
+            r.level = LVL_READ;
+            r.cap = true;
+            break;
         default: break;
         }
         vec_push(&w->p->rules, r);
@@ -187,7 +195,8 @@ static bool check_env_name(walk_t *w, const char *s, size_t len, span_t span, co
 {
     if (env_name_ok(s, len)) return true;
     ERR(w, "bad-env-name", span, "'%.*s' in '%s' is not an environment variable name (letters, digits "
-        "and '_', not starting with a digit)", (int)(len > 64 ? 64 : len), s, name);
+                                 "and '_', not starting with a digit)",
+        (int)(len > 64 ? 64 : len), s, name);
     return false;
 }
 
@@ -207,7 +216,8 @@ static bool check_plain_name(walk_t *w, const char *s, size_t len, span_t span, 
         unsigned char c = (unsigned char)s[i];
         if (c < 0x20 || c == 0x7f || c == '/') {
             ERR(w, "bad-value", span, "an entry of '%s' must be a plain directory name (no '/', no "
-                "control characters)", name);
+                                      "control characters)",
+                name);
             return false;
         }
     }
@@ -291,7 +301,8 @@ static void do_env_set(walk_t *w, const toml_value *tab)
         span_t ks = toml_key_span_at(tab, i);
         if (!env_name_ok(k, klen)) {
             ERR(w, "bad-env-name", ks, "'%.*s' in [env] set is not an environment variable name (letters, "
-                "digits and '_', not starting with a digit)", (int)(klen > 64 ? 64 : klen), k);
+                                       "digits and '_', not starting with a digit)",
+                (int)(klen > 64 ? 64 : klen), k);
             continue;
         }
         const char *s = want_string(w, v, "env.set", &vlen);

@@ -19,7 +19,7 @@
 #include "buf.h"
 #include "idn.h"
 
-#define MAX_NAME 253  /* bytes in a name without its trailing dot */
+#define MAX_NAME 253   /* bytes in a name without its trailing dot */
 #define MAX_LABEL 63
 #define MAX_INPUT 4096 /* longer input is refused before any work */
 
@@ -67,8 +67,7 @@ static char *shown(const char *s, size_t n)
 /* Sets *err (when err is not NULL) to the message; always returns false.
  * Formats use only %s, %d and %%; each %s argument is a heap string (from
  * shown()) that this frees, so call sites stay one line. */
-__attribute__((format(printf, 2, 3)))
-static bool fail(char **err, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static bool fail(char **err, const char *fmt, ...)
 {
     va_list ap;
     if (err) {
@@ -103,7 +102,7 @@ static bool v4_part(const char *s, size_t n, uint64_t *v)
     else if (!n) return false;
     *v = 0;
     for (size_t i = 0; i < n; i++) {
-        int c = s[i], d = is_digit(c) ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : 99;
+        int c = s[i], d = is_digit(c) ? c - '0' : ((c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : 99);
         if (d >= (int)base) return false;
         *v = *v * base + (unsigned)d;
         if (*v > 0xFFFFFFFFu) *v = (uint64_t)1 << 33; /* too big, and stays so */
@@ -226,7 +225,8 @@ static bool idna(const char *in, char **out, char **err)
     const idn_api_t *idn = idn_api(&why);
     if (!idn)
         return fail(err, "'%s' is an international domain name, and libidn2 cannot be loaded "
-                         "to convert it (%s)", shown_z(in), shown_z(why));
+                         "to convert it (%s)",
+                    shown_z(in), shown_z(why));
     uint8_t *ace = NULL;
     int rc = idn->lookup_u8((const uint8_t *)in, &ace, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
     if (rc != IDN2_OK) rc = idn->lookup_u8((const uint8_t *)in, &ace, IDN2_TRANSITIONAL);
@@ -264,7 +264,10 @@ static bool normalize_name(const char *host, char **out, char **err)
     if (n && low[n - 1] == '.') low[--n] = '\0'; /* one trailing dot: the same name */
     char *name = NULL;
     if (ascii) name = low, low = NULL;
-    else if (!idna(low, &name, err)) { free(low); return false; }
+    else if (!idna(low, &name, err)) {
+        free(low);
+        return false;
+    }
     free(low);
     /* A last label that is a number makes an IPv4 address or nothing, before
      * IDNA and after it ("１２７.0.0.1" becomes 127.0.0.1 on the way to DNS). */
@@ -391,7 +394,8 @@ bool domain_entry_parse(const char *entry, domain_entry_t *out, char **err)
     if (wild && !*base) return fail(err, "'*.' needs a name after it, such as '*.example.com'");
     if (strchr(base, '*'))
         return fail(err, "'%s' has '*' inside a name; write '*.example.com' for every subdomain of example.com, or '*' "
-                    "alone for every host", shown_z(entry));
+                         "alone for every host",
+                    shown_z(entry));
     if (!domain_host_normalize(base, &norm, &e2)) {
         bool ok = fail(err, "%s", e2 ? e2 : xstrdup("invalid host"));
         return ok;
@@ -400,9 +404,10 @@ bool domain_entry_parse(const char *entry, domain_entry_t *out, char **err)
     if (wild && ip) {
         free(norm);
         return fail(err, "'%s' puts a wildcard over IP addresses; list each address instead (an IP entry matches only "
-                    "that address)", shown_z(entry));
+                         "that address)",
+                    shown_z(entry));
     }
-    out->kind = wild ? DOMAIN_SUBDOMAINS : ip ? DOMAIN_IP : DOMAIN_EXACT;
+    out->kind = wild ? DOMAIN_SUBDOMAINS : (ip ? DOMAIN_IP : DOMAIN_EXACT);
     out->pattern = norm;
     return true;
 }
@@ -459,6 +464,7 @@ bool domain_match(const domain_entry_t *e, const char *h)
 /* Multi-label public suffixes, from the Public Suffix List: the ICANN ones most
  * often met and the shared-hosting ones where anybody can get a subdomain. A
  * single-label base ("*.com", "*.io") is a suffix without any list. */
+/* clang-format off */
 static const char *const public_suffixes[] = {
     "co.uk", "org.uk", "ac.uk", "gov.uk", "me.uk", "ltd.uk", "plc.uk", "net.uk", "sch.uk", "nhs.uk",
     "com.au", "net.au", "org.au", "edu.au", "gov.au", "id.au", "co.nz", "org.nz", "net.nz", "govt.nz",
@@ -473,6 +479,7 @@ static const char *const public_suffixes[] = {
     "onrender.com", "repl.co", "glitch.me", "ngrok.io", "ngrok-free.app", "trycloudflare.com",
     "duckdns.org", "no-ip.org", "readthedocs.io", NULL,
 };
+/* clang-format on */
 
 domain_lint_t domain_entry_lint(const domain_entry_t *e)
 {
@@ -502,7 +509,8 @@ domain_lint_t domain_text_lint(const char *entry, char **why)
         *why = xstrdup("'*' lets session_fetch reach every host name; list the hosts it needs instead");
     else if (why && c == DOMAIN_WARN_SUFFIX)
         *why = xasprintf("'*.%s' covers a public suffix, so any site registered under it matches; list the sites it "
-                         "needs instead", e.pattern);
+                         "needs instead",
+                         e.pattern);
     domain_entry_free(&e);
     return c;
 }

@@ -144,8 +144,13 @@ static bool dp_match(const char *pattern, const char *path, int mode)
             for (size_t j = 1; j <= m; j++)
                 cur[j] = prev[j - 1] && comp_match(P.b.v[i], P.e.v[i], S.b.v[j - 1], S.e.v[j - 1]);
         }
-        bool *t = prev; prev = cur; cur = t;
-        if (mode == 2 && prev[m]) { result = true; goto out; } /* path used up, pattern goes on */
+        bool *t = prev;
+        prev = cur;
+        cur = t;
+        if (mode == 2 && prev[m]) {
+            result = true;
+            goto out;
+        } /* path used up, pattern goes on */
     }
     if (mode == 0) result = prev[m];
     else

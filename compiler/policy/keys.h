@@ -25,14 +25,14 @@ typedef enum {
 } key_kind_t;
 
 typedef struct key_info {
-    const char *table;  /* NULL: top level; else the table name */
-    const char *key;    /* the key */
+    const char *table; /* NULL: top level; else the table name */
+    const char *key;   /* the key */
     key_kind_t kind;
-    int arg;            /* see key_kind_t */
-    bool drun;          /* a drun key (SPEC §3.2), accepted as drun has it */
-    bool enforced;      /* false: accepted for compatibility, reported by lint */
-    const char *type;   /* for messages and the JSON Schema: "array of paths", ... */
-    const char *doc;    /* one line: what it does here */
+    int arg;           /* see key_kind_t */
+    bool drun;         /* a drun key (SPEC §3.2), accepted as drun has it */
+    bool enforced;     /* false: accepted for compatibility, reported by lint */
+    const char *type;  /* for messages and the JSON Schema: "array of paths", ... */
+    const char *doc;   /* one line: what it does here */
 } key_info_t;
 
 extern const key_info_t keys_table[]; /* terminated by a row with key == NULL */

@@ -14,8 +14,8 @@
 /* ---- IPv4 -------------------------------------------------------------------------- */
 
 typedef struct v4_range {
-    uint32_t net;        /* host order */
-    int bits;            /* prefix length */
+    uint32_t net; /* host order */
+    int bits;     /* prefix length */
     netaddr_class_t cls;
 } v4_range_t;
 
@@ -24,25 +24,25 @@ static const v4_range_t v4_table[] = {
     /* Cloud instance metadata: AWS/GCP/Azure/OCI 169.254.169.254, AWS ECS task
      * metadata 169.254.170.2, Alibaba 100.100.100.200. Named separately so the
      * error says what the address really is. */
-    {0xA9FEA9FE, 32, NETADDR_METADATA},   /* 169.254.169.254 */
-    {0xA9FEAA02, 32, NETADDR_METADATA},   /* 169.254.170.2 */
-    {0x646464C8, 32, NETADDR_METADATA},   /* 100.100.100.200 */
-    {0x00000000, 8, NETADDR_UNSPECIFIED}, /* 0.0.0.0/8 "this network": Linux connects it to loopback */
-    {0x0A000000, 8, NETADDR_PRIVATE},     /* 10/8 */
-    {0x64400000, 10, NETADDR_SHARED},     /* 100.64/10 CGNAT */
-    {0x7F000000, 8, NETADDR_LOOPBACK},    /* 127/8 */
-    {0xA9FE0000, 16, NETADDR_LINK_LOCAL}, /* 169.254/16 */
-    {0xAC100000, 12, NETADDR_PRIVATE},    /* 172.16/12 */
-    {0xC0000000, 24, NETADDR_RESERVED},   /* 192.0.0/24 IETF protocol assignments */
+    {0xA9FEA9FE, 32, NETADDR_METADATA},      /* 169.254.169.254 */
+    {0xA9FEAA02, 32, NETADDR_METADATA},      /* 169.254.170.2 */
+    {0x646464C8, 32, NETADDR_METADATA},      /* 100.100.100.200 */
+    {0x00000000, 8, NETADDR_UNSPECIFIED},    /* 0.0.0.0/8 "this network": Linux connects it to loopback */
+    {0x0A000000, 8, NETADDR_PRIVATE},        /* 10/8 */
+    {0x64400000, 10, NETADDR_SHARED},        /* 100.64/10 CGNAT */
+    {0x7F000000, 8, NETADDR_LOOPBACK},       /* 127/8 */
+    {0xA9FE0000, 16, NETADDR_LINK_LOCAL},    /* 169.254/16 */
+    {0xAC100000, 12, NETADDR_PRIVATE},       /* 172.16/12 */
+    {0xC0000000, 24, NETADDR_RESERVED},      /* 192.0.0/24 IETF protocol assignments */
     {0xC0000200, 24, NETADDR_DOCUMENTATION}, /* 192.0.2/24 TEST-NET-1 */
-    {0xC0586300, 24, NETADDR_RESERVED},   /* 192.88.99/24 6to4 relay anycast (deprecated) */
-    {0xC0A80000, 16, NETADDR_PRIVATE},    /* 192.168/16 */
-    {0xC6120000, 15, NETADDR_BENCHMARK},  /* 198.18/15 */
+    {0xC0586300, 24, NETADDR_RESERVED},      /* 192.88.99/24 6to4 relay anycast (deprecated) */
+    {0xC0A80000, 16, NETADDR_PRIVATE},       /* 192.168/16 */
+    {0xC6120000, 15, NETADDR_BENCHMARK},     /* 198.18/15 */
     {0xC6336400, 24, NETADDR_DOCUMENTATION}, /* 198.51.100/24 TEST-NET-2 */
     {0xCB007100, 24, NETADDR_DOCUMENTATION}, /* 203.0.113/24 TEST-NET-3 */
-    {0xE0000000, 4, NETADDR_MULTICAST},   /* 224/4 */
-    {0xFFFFFFFF, 32, NETADDR_BROADCAST},  /* limited broadcast */
-    {0xF0000000, 4, NETADDR_RESERVED},    /* 240/4 future use */
+    {0xE0000000, 4, NETADDR_MULTICAST},      /* 224/4 */
+    {0xFFFFFFFF, 32, NETADDR_BROADCAST},     /* limited broadcast */
+    {0xF0000000, 4, NETADDR_RESERVED},       /* 240/4 future use */
 };
 
 static bool v4_in(uint32_t a, uint32_t net, int bits)
@@ -92,19 +92,19 @@ typedef struct v6_range {
 /* Checked after the IPv4-embedding forms; the first match wins. Whatever
  * matches none of these and lies outside 2000::/3 is reserved. */
 static const v6_range_t v6_table[] = {
-    {{0x00, 0x64, 0xFF, 0x9B, 0x00, 0x01}, 48, NETADDR_RESERVED}, /* 64:ff9b:1::/48 local-use NAT64 */
+    {{0x00, 0x64, 0xFF, 0x9B, 0x00, 0x01}, 48, NETADDR_RESERVED},  /* 64:ff9b:1::/48 local-use NAT64 */
     {{0x20, 0x01, 0x00, 0x02, 0x00, 0x00}, 48, NETADDR_BENCHMARK}, /* 2001:2::/48 */
-    {{0x20, 0x01, 0x0D, 0xB8}, 32, NETADDR_DOCUMENTATION},        /* 2001:db8::/32 */
+    {{0x20, 0x01, 0x0D, 0xB8}, 32, NETADDR_DOCUMENTATION},         /* 2001:db8::/32 */
     /* 2001::/23 IETF protocol assignments: Teredo 2001::/32 (whose embedded
      * client address is obfuscated, so it cannot be checked), ORCHID, AMT...
      * Nothing serves web content from there. */
     {{0x20, 0x01, 0x00}, 23, NETADDR_RESERVED},
-    {{0x3F, 0xFF, 0x00}, 20, NETADDR_DOCUMENTATION},              /* 3fff::/20 (RFC 9637) */
-    {{0x5F, 0x00}, 16, NETADDR_RESERVED},                         /* 5f00::/16 SRv6 SIDs */
-    {{0xFC}, 7, NETADDR_ULA},                                      /* fc00::/7 */
-    {{0xFE, 0x80}, 10, NETADDR_LINK_LOCAL},                        /* fe80::/10 */
-    {{0xFE, 0xC0}, 10, NETADDR_SITE_LOCAL},                        /* fec0::/10 */
-    {{0xFF}, 8, NETADDR_MULTICAST},                                /* ff00::/8 */
+    {{0x3F, 0xFF, 0x00}, 20, NETADDR_DOCUMENTATION}, /* 3fff::/20 (RFC 9637) */
+    {{0x5F, 0x00}, 16, NETADDR_RESERVED},            /* 5f00::/16 SRv6 SIDs */
+    {{0xFC}, 7, NETADDR_ULA},                        /* fc00::/7 */
+    {{0xFE, 0x80}, 10, NETADDR_LINK_LOCAL},          /* fe80::/10 */
+    {{0xFE, 0xC0}, 10, NETADDR_SITE_LOCAL},          /* fec0::/10 */
+    {{0xFF}, 8, NETADDR_MULTICAST},                  /* ff00::/8 */
 };
 
 static netaddr_class_t classify_v6(const uint8_t *a, bool *embedded)
@@ -314,7 +314,10 @@ static bool ends_with_label(const char *host, const char *suffix)
 
 const char *netaddr_local_name(const char *host)
 {
-    static const struct { const char *name; const char *why; } exact[] = {
+    static const struct {
+        const char *name;
+        const char *why;
+    } exact[] = {
         {"metadata", "a cloud instance metadata name"},
         {"metadata.goog", "a cloud instance metadata name"},
         {"instance-data", "a cloud instance metadata name"},
@@ -325,7 +328,10 @@ const char *netaddr_local_name(const char *host)
     /* Whole reserved namespaces (RFC 6761 .localhost, ICANN's private-use
      * .internal — metadata.google.internal, *.ec2.internal —, mDNS .local,
      * RFC 8375 .home.arpa): a name there is never a public site. */
-    static const struct { const char *suffix; const char *why; } suffixes[] = {
+    static const struct {
+        const char *suffix;
+        const char *why;
+    } suffixes[] = {
         {"localhost", "a loopback name"},
         {"internal", "a private-use name (.internal, incl. cloud metadata)"},
         {"local", "a link-local (mDNS) name"},

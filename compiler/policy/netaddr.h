@@ -12,27 +12,27 @@
 struct sockaddr;
 
 typedef enum {
-    NETADDR_PUBLIC = 0,      /* globally routable: the only class reachable by default */
-    NETADDR_UNSPECIFIED,     /* 0.0.0.0/8, :: */
-    NETADDR_LOOPBACK,        /* 127/8, ::1 */
-    NETADDR_PRIVATE,         /* RFC 1918: 10/8, 172.16/12, 192.168/16 */
-    NETADDR_SHARED,          /* 100.64/10 carrier-grade NAT (and Alibaba's metadata) */
-    NETADDR_LINK_LOCAL,      /* 169.254/16, fe80::/10 */
-    NETADDR_METADATA,        /* 169.254.169.254, fd00:ec2::254: cloud instance metadata */
-    NETADDR_ULA,             /* fc00::/7 unique local */
-    NETADDR_SITE_LOCAL,      /* fec0::/10 (deprecated) */
-    NETADDR_MULTICAST,       /* 224/4, ff00::/8 */
-    NETADDR_BROADCAST,       /* 255.255.255.255 */
-    NETADDR_RESERVED,        /* 240/4, 192.0.0/24, IPv6 outside 2000::/3, Teredo, ORCHID, ... */
-    NETADDR_BENCHMARK,       /* 198.18/15, 2001:2::/48 */
-    NETADDR_DOCUMENTATION,   /* 192.0.2/24, 198.51.100/24, 203.0.113/24, 2001:db8::/32, 3fff::/20 */
+    NETADDR_PUBLIC = 0,    /* globally routable: the only class reachable by default */
+    NETADDR_UNSPECIFIED,   /* 0.0.0.0/8, :: */
+    NETADDR_LOOPBACK,      /* 127/8, ::1 */
+    NETADDR_PRIVATE,       /* RFC 1918: 10/8, 172.16/12, 192.168/16 */
+    NETADDR_SHARED,        /* 100.64/10 carrier-grade NAT (and Alibaba's metadata) */
+    NETADDR_LINK_LOCAL,    /* 169.254/16, fe80::/10 */
+    NETADDR_METADATA,      /* 169.254.169.254, fd00:ec2::254: cloud instance metadata */
+    NETADDR_ULA,           /* fc00::/7 unique local */
+    NETADDR_SITE_LOCAL,    /* fec0::/10 (deprecated) */
+    NETADDR_MULTICAST,     /* 224/4, ff00::/8 */
+    NETADDR_BROADCAST,     /* 255.255.255.255 */
+    NETADDR_RESERVED,      /* 240/4, 192.0.0/24, IPv6 outside 2000::/3, Teredo, ORCHID, ... */
+    NETADDR_BENCHMARK,     /* 198.18/15, 2001:2::/48 */
+    NETADDR_DOCUMENTATION, /* 192.0.2/24, 198.51.100/24, 203.0.113/24, 2001:db8::/32, 3fff::/20 */
     NETADDR_CLASS_COUNT
 } netaddr_class_t;
 
 /* One address, either family, in network byte order. */
 typedef struct netaddr {
-    int family;      /* AF_INET or AF_INET6 */
-    uint8_t b[16];   /* AF_INET: b[0..3]; AF_INET6: all 16 */
+    int family;    /* AF_INET or AF_INET6 */
+    uint8_t b[16]; /* AF_INET: b[0..3]; AF_INET6: all 16 */
 } netaddr_t;
 
 #define NETADDR_STRLEN 46 /* INET6_ADDRSTRLEN: room for any formatted address + NUL */

@@ -18,7 +18,11 @@
 
 /* ---- access levels -------------------------------------------------------------- */
 
-typedef enum { LVL_NONE = 0, LVL_READ = 1, LVL_WRITE = 2 } level_t;
+typedef enum {
+    LVL_NONE = 0,
+    LVL_READ = 1,
+    LVL_WRITE = 2
+} level_t;
 
 const char *policy_level_name(level_t l); /* "none", "read", "write" */
 
@@ -63,13 +67,13 @@ const char *policy_rule_kind_key(rule_kind_t k); /* "filesystem.allow_read", "mo
 typedef struct rule {
     rule_kind_t kind;
     ppath_t path;
-    level_t level;      /* for a grant: the level it gives; for a cap: the ceiling */
-    bool cap;           /* a cap (only lowers) rather than a grant */
-    const char *written;/* the entry as written in the config (e.g. "~/.ssh") */
-    const char *origin; /* for built-ins: why it exists ("system read set",
-                           "protect.git_hooks", "$PATH"); NULL for config entries */
-    source_t *src;      /* where it came from (NULL for built-ins) */
-    span_t span;        /* the array element in src */
+    level_t level;       /* for a grant: the level it gives; for a cap: the ceiling */
+    bool cap;            /* a cap (only lowers) rather than a grant */
+    const char *written; /* the entry as written in the config (e.g. "~/.ssh") */
+    const char *origin;  /* for built-ins: why it exists ("system read set",
+                            "protect.git_hooks", "$PATH"); NULL for config entries */
+    source_t *src;       /* where it came from (NULL for built-ins) */
+    span_t span;         /* the array element in src */
 } rule_t;
 
 /* ---- other settings ------------------------------------------------------------------ */
@@ -129,40 +133,40 @@ typedef enum {
 } setting_id_t;
 
 typedef struct policy {
-    arena_t arena;           /* owns every string and rule below */
-    source_t *src;           /* the config text (owned) */
-    toml_doc *doc;           /* the parsed tree (owned) */
-    bool is_default;         /* the embedded default policy */
-    const char *path;        /* config path as given (NULL for the default) */
+    arena_t arena;                          /* owns every string and rule below */
+    source_t *src;                          /* the config text (owned) */
+    toml_doc *doc;                          /* the parsed tree (owned) */
+    bool is_default;                        /* the embedded default policy */
+    const char *path;                       /* config path as given (NULL for the default) */
 
-    VEC(rule_t) rules;       /* config rules in source order (not built-ins) */
+    VEC(rule_t) rules;                      /* config rules in source order (not built-ins) */
     VEC(domain_rule_t) domains;
-    bool domains_present;    /* domain_allowlist written (else drun's three defaults) */
-    VEC(domain_rule_t) command_domains; /* [network] command_domains: hosts sandboxed commands
-                                           reach through the proxy (SPEC §15); empty: no network */
-    VEC(int) command_ports;  /* [network] command_ports: ports the proxy connects to (80, 443) */
-    VEC(domain_rule_t) registries[2]; /* [network] pip_registries, npm_registries: hosts
-                                         session_package_install adds (public defaults) */
+    bool domains_present;                   /* domain_allowlist written (else drun's three defaults) */
+    VEC(domain_rule_t) command_domains;     /* [network] command_domains: hosts sandboxed commands
+                                               reach through the proxy (SPEC §15); empty: no network */
+    VEC(int) command_ports;                 /* [network] command_ports: ports the proxy connects to (80, 443) */
+    VEC(domain_rule_t) registries[2];       /* [network] pip_registries, npm_registries: hosts
+                                               session_package_install adds (public defaults) */
     VEC(str_entry_t) cmd_deny, cmd_allow;
-    VEC(str_entry_t) env_allowlist;    /* names session_get_env may reveal */
-    VEC(str_entry_t) env_passthrough;  /* [env] passthrough */
-    VEC(env_set_t) env_set;            /* [env] set */
-    VEC(str_entry_t) overlay_paths;    /* mount_overlay_paths (drun; unenforced) */
+    VEC(str_entry_t) env_allowlist;         /* names session_get_env may reveal */
+    VEC(str_entry_t) env_passthrough;       /* [env] passthrough */
+    VEC(env_set_t) env_set;                 /* [env] set */
+    VEC(str_entry_t) overlay_paths;         /* mount_overlay_paths (drun; unenforced) */
     str_entry_t export_root, snapshots_dir; /* drun; unenforced */
-    setting_t set[S_COUNT];            /* integers and booleans (booleans as 0/1) */
+    setting_t set[S_COUNT];                 /* integers and booleans (booleans as 0/1) */
 } policy_t;
 
 /* Metadata of one scalar setting: the schema, lint, docs and diff read it. */
 typedef struct setting_info {
     setting_id_t id;
-    const char *table;   /* NULL for top-level drun keys, else "filesystem", "protect", ... */
-    const char *key;     /* "bash_timeout_ms" */
-    bool boolean;        /* a TOML boolean rather than an integer */
-    int64_t def;         /* drun's default */
-    int64_t min, max;    /* accepted range (integers) */
-    bool enforced;       /* false: accepted for drun compatibility, not enforced yet */
-    const char *unit;    /* "ms", "MB", "s", "bytes", "" */
-    const char *doc;     /* one line */
+    const char *table; /* NULL for top-level drun keys, else "filesystem", "protect", ... */
+    const char *key;   /* "bash_timeout_ms" */
+    bool boolean;      /* a TOML boolean rather than an integer */
+    int64_t def;       /* drun's default */
+    int64_t min, max;  /* accepted range (integers) */
+    bool enforced;     /* false: accepted for drun compatibility, not enforced yet */
+    const char *unit;  /* "ms", "MB", "s", "bytes", "" */
+    const char *doc;   /* one line */
 } setting_info_t;
 
 extern const setting_info_t policy_settings[S_COUNT];

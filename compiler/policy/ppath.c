@@ -101,7 +101,10 @@ bool ppath_parse(const char *s, size_t len, bool allow_glob, arena_t *a, ppath_t
     if (out->glob && !allow_glob) {
         size_t off = 0;
         for (size_t k = 0; k < len; k++)
-            if ((s[k] == '*' || s[k] == '?') && (k == 0 || s[k - 1] != '\\')) { off = k; break; }
+            if ((s[k] == '*' || s[k] == '?') && (k == 0 || s[k - 1] != '\\')) {
+                off = k;
+                break;
+            }
         buf_free(&b);
         *msg = "globs ('*', '?') are accepted in deny_read and deny_write only; write a "
                "literal path here (use \\* for a literal star)";

@@ -25,7 +25,10 @@ size_t suggest_distance(const char *a, const char *b)
                 v = pp[j - 2] + 1;
             c[j] = v;
         }
-        size_t *t = pp; pp = p; p = c; c = t;
+        size_t *t = pp;
+        pp = p;
+        p = c;
+        c = t;
     }
     size_t d = p[m];
     free(r);

@@ -46,7 +46,11 @@ static void split_lines(const char *s, size_t len, lines_t *out)
 
 static bool line_eq(line_t a, line_t b) { return a.n == b.n && memcmp(a.p, b.p, a.n) == 0; }
 
-typedef enum { OP_EQ, OP_DEL, OP_INS } op_kind_t;
+typedef enum {
+    OP_EQ,
+    OP_DEL,
+    OP_INS
+} op_kind_t;
 
 typedef struct edit {
     op_kind_t op;
@@ -166,17 +170,31 @@ bool diff_unified(const char *name_a, const char *a, size_t alen, const char *na
         bool a_set = false, b_set = false;
         for (size_t q = start; q < end; q++) {
             const edit_t *x = &e.v[q];
-            if (x->op != OP_INS) { if (!a_set) as = x->ai, a_set = true; ac++; }
-            if (x->op != OP_DEL) { if (!b_set) bs = x->bi, b_set = true; bc++; }
+            if (x->op != OP_INS) {
+                if (!a_set) as = x->ai, a_set = true;
+                ac++;
+            }
+            if (x->op != OP_DEL) {
+                if (!b_set) bs = x->bi, b_set = true;
+                bc++;
+            }
         }
         /* a side with no lines starts after the last line before the hunk */
         if (!a_set) {
             as = 0;
-            for (size_t q = start; q-- > 0;) if (e.v[q].op != OP_INS) { as = e.v[q].ai + 1; break; }
+            for (size_t q = start; q-- > 0;)
+                if (e.v[q].op != OP_INS) {
+                    as = e.v[q].ai + 1;
+                    break;
+                }
         }
         if (!b_set) {
             bs = 0;
-            for (size_t q = start; q-- > 0;) if (e.v[q].op != OP_DEL) { bs = e.v[q].bi + 1; break; }
+            for (size_t q = start; q-- > 0;)
+                if (e.v[q].op != OP_DEL) {
+                    bs = e.v[q].bi + 1;
+                    break;
+                }
         }
         buf_adds(out, "@@ ");
         hunk_range(out, '-', as, ac);
@@ -217,18 +235,18 @@ typedef VEC(probe_t) probes_t;
 typedef struct change {
     const char *shown;
     level_t from, to;
-    bool on[2];                 /* on which targets */
-    VEC(const char *) in;       /* glob: the places, in order */
-    VEC(const char *) except;   /* "~/.ssh (none)": unchanged paths below it */
+    bool on[2];               /* on which targets */
+    VEC(const char *) in;     /* glob: the places, in order */
+    VEC(const char *) except; /* "~/.ssh (none)": unchanged paths below it */
 } change_t;
 
 typedef VEC(change_t) changes_t;
 
 typedef struct dctx {
-    const policy_t *pol[2];     /* old, new */
-    facts_t *facts[2];          /* by target */
+    const policy_t *pol[2]; /* old, new */
+    facts_t *facts[2];      /* by target */
     bool own_facts[2];
-    resolved_t *res[2][2];      /* [target][old/new] */
+    resolved_t *res[2][2];  /* [target][old/new] */
     roots_t roots;
     arena_t a;
 } dctx_t;
@@ -357,7 +375,7 @@ static void push_unique(void *vec, const char *s)
     vec_push(v, s);
 }
 
-static const char *level_word(level_t l) { return l == LVL_NONE ? "hidden" : l == LVL_READ ? "read-only" : "writable"; }
+static const char *level_word(level_t l) { return l == LVL_NONE ? "hidden" : (l == LVL_READ ? "read-only" : "writable"); }
 
 static void add_except(dctx_t *d, change_t *c, const probe_t *q)
 {
@@ -527,15 +545,15 @@ static void command_strs(dctx_t *d, const policy_t *p, strs_t *out)
 typedef struct semantic {
     changes_t access;
     listdiff_t domains, commands, deny, allow, passthrough, env_allowlist, env_set_names;
-    strs_t env_set_changed;   /* names whose value changed */
+    strs_t env_set_changed; /* names whose value changed */
     VEC(setting_id_t) settings;
-    strs_t unenforced;        /* drun strings that changed */
+    strs_t unenforced;      /* drun strings that changed */
 } semantic_t;
 
 static bool semantic_empty(const semantic_t *s)
 {
-    const listdiff_t *l[] = {&s->domains,       &s->commands,      &s->deny,         &s->allow,
-                             &s->passthrough,   &s->env_allowlist, &s->env_set_names};
+    const listdiff_t *l[] = {&s->domains, &s->commands, &s->deny, &s->allow,
+                             &s->passthrough, &s->env_allowlist, &s->env_set_names};
     for (size_t i = 0; i < sizeof l / sizeof *l; i++)
         if (l[i]->added.n || l[i]->removed.n) return false;
     return !s->access.n && !s->env_set_changed.n && !s->settings.n && !s->unenforced.n;
@@ -568,12 +586,12 @@ static void semantic_build(dctx_t *d, semantic_t *s)
     vec_free(&s->access);
     s->access = sorted;
     strs_t x = {0}, y = {0};
-#define LISTDIFF(out, fill_a, fill_b)                                                                    \
-    do {                                                                                                 \
-        x.n = y.n = 0;                                                                                   \
-        fill_a;                                                                                          \
-        fill_b;                                                                                          \
-        list_diff(x.v, x.n, y.v, y.n, out);                                                              \
+#define LISTDIFF(out, fill_a, fill_b)       \
+    do {                                    \
+        x.n = y.n = 0;                      \
+        fill_a;                             \
+        fill_b;                             \
+        list_diff(x.v, x.n, y.v, y.n, out); \
     } while (0)
     LISTDIFF(&s->domains, domain_strs(d, a, &x), domain_strs(d, b, &y));
     LISTDIFF(&s->commands, command_strs(d, a, &x), command_strs(d, b, &y));
@@ -613,7 +631,7 @@ static void semantic_free(semantic_t *s)
         vec_free(&s->access.v[i].except);
     }
     vec_free(&s->access);
-    listdiff_t *l[] = {&s->domains,     &s->commands,      &s->deny,         &s->allow,
+    listdiff_t *l[] = {&s->domains, &s->commands, &s->deny, &s->allow,
                        &s->passthrough, &s->env_allowlist, &s->env_set_names};
     for (size_t i = 0; i < sizeof l / sizeof *l; i++) listdiff_free(l[i]);
     vec_free(&s->env_set_changed);

@@ -25,9 +25,9 @@ bool diff_unified(const char *name_a, const char *a, size_t alen, const char *na
                   buf_t *out);
 
 typedef struct diff_opts {
-    const char *facts_files[2]; /* --facts files (each names its target); NULL: probe / built-in */
-    facts_t *facts[2];          /* or facts already loaded, by target_t (borrowed) */
-    const char *name_a, *name_b;/* headers of the artifact diff ("old/config.toml") */
+    const char *facts_files[2];  /* --facts files (each names its target); NULL: probe / built-in */
+    facts_t *facts[2];           /* or facts already loaded, by target_t (borrowed) */
+    const char *name_a, *name_b; /* headers of the artifact diff ("old/config.toml") */
 } diff_opts_t;
 
 /* Compares old and new; appends the report (text, or one JSON object when

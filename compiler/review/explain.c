@@ -31,7 +31,6 @@
  * runtime keeps per-session dirs (never under /tmp, which is private). */
 #define EXPLAIN_SCRATCH ".local/state/drun/explain/scratch"
 
-
 /* ---- paths --------------------------------------------------------------------------------------------- */
 
 const char *explain_show_path(const resolved_t *r, const roots_t *roots, const char *abs, arena_t *a)
@@ -239,7 +238,7 @@ static void rule_json(jw_t *j, const rule_t *r, level_t lvl)
     jw_obj(j);
     json_at(j, r->src, r->span.start);
     jw_key(j, "key");
-    jw_str(j, r->src || r->kind == RK_RUNTIME ? policy_rule_kind_key(r->kind) : r->origin ? r->origin : policy_rule_kind_key(r->kind));
+    jw_str(j, r->src || r->kind == RK_RUNTIME ? policy_rule_kind_key(r->kind) : (r->origin ? r->origin : policy_rule_kind_key(r->kind)));
     if (r->kind == RK_RUNTIME) { /* SPEC §13: why the runtime owns it */
         jw_key(j, "why");
         jw_str(j, r->origin);
@@ -254,9 +253,9 @@ static void rule_json(jw_t *j, const rule_t *r, level_t lvl)
 /* ---- one path on one target ------------------------------------------------------------------------------------ */
 
 typedef struct tanswer {
-    const char *path;       /* the concrete path on the target */
-    verdict_t why;          /* the lattice */
-    level_t enforced;       /* what the artifact does */
+    const char *path; /* the concrete path on the target */
+    verdict_t why;    /* the lattice */
+    level_t enforced; /* what the artifact does */
     const sbpl_rule_t *rd, *wr;
     const bw_op_t *op;
     const bw_op_t *skipped; /* linux: the -try bind of a grant this host lacks, over the path */
@@ -314,8 +313,10 @@ static bool parse_qpath(explain_t *e, const char *s, qpath_t *q, char **err)
 
 static const char *qpath_on(explain_t *e, target_t t, const qpath_t *q)
 {
-    const char *base = q->base == PB_ROOT ? "/" : q->base == PB_HOME ? e->facts[t]->home
-                     : q->base == PB_WORKSPACE ? e->roots[t].workspace : e->roots[t].scratch;
+    const char *base = q->base == PB_ROOT        ? "/"
+                       : q->base == PB_HOME      ? e->facts[t]->home
+                       : q->base == PB_WORKSPACE ? e->roots[t].workspace
+                                                 : e->roots[t].scratch;
     return lattice_real_path(e->res[t], path_join(base, q->rel, &e->a), &e->a);
 }
 
@@ -354,7 +355,8 @@ static const rrule_t *rule_in_session(const explain_t *e, target_t t, const tans
 {
     const roots_t *r = &e->roots[t];
     const char *root = r->workspace && path_is_under(a->path, r->workspace) ? r->workspace
-                     : r->scratch && path_is_under(a->path, r->scratch) ? r->scratch : NULL;
+                       : r->scratch && path_is_under(a->path, r->scratch)   ? r->scratch
+                                                                            : NULL;
     if (!root) return NULL;
     const rrule_t *g = a->why.grant;
     if (g && g->base == PB_ROOT && !g->glob && path_is_under(g->path, root)) return g;

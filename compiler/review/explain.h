@@ -47,7 +47,12 @@ void explain_overview(explain_t *e, buf_t *out);
 struct jw;
 void explain_overview_json(explain_t *e, struct jw *j);
 
-typedef enum { EQ_READ, EQ_WRITE, EQ_EXEC, EQ_FETCH } explain_q_t;
+typedef enum {
+    EQ_READ,
+    EQ_WRITE,
+    EQ_EXEC,
+    EQ_FETCH
+} explain_q_t;
 
 /* One answer. Text when j is NULL; else one JSON object written into j.
  * Returns false with *err (caller frees) when the question cannot be asked

@@ -108,7 +108,7 @@ static void overview_system(explain_t *e, buf_t *out, target_t t)
     buf_t sys = BUF_INIT, pth = BUF_INIT;
     for (size_t i = 0; i < r->grants.n; i++) {
         const rrule_t *g = &r->grants.v[i];
-        buf_t *b = g->rule->kind == RK_SYSTEM ? &sys : g->rule->kind == RK_PATH_DIR ? &pth : NULL;
+        buf_t *b = g->rule->kind == RK_SYSTEM ? &sys : (g->rule->kind == RK_PATH_DIR ? &pth : NULL);
         if (b) buf_printf(b, "%s%s", b->len ? " " : "", show(e, t, g->path));
     }
     for (size_t i = 0; t == TARGET_LINUX && i < r->facts->root_links.n; i++)
@@ -189,7 +189,7 @@ static void overview_network(explain_t *e, buf_t *out)
         buf_adds(&cd, " (HTTP and HTTPS through the runner's proxy, ports");
         for (size_t i = 0; i < p->command_ports.n; i++) buf_printf(&cd, "%s %d", i ? "," : "", p->command_ports.v[i]);
         buf_adds(&cd, policy_get(p, S_ALLOW_PRIVATE_ADDRESSES) ? "; private addresses ALLOWED)"
-                                                                : "; private addresses refused)");
+                                                               : "; private addresses refused)");
         item(out, "sandboxed commands may reach", buf_cstr(&cd));
         buf_free(&cd);
     }
@@ -205,9 +205,10 @@ static void overview_network(explain_t *e, buf_t *out)
         item(out, "session_package_install may reach", buf_cstr(&pk));
         buf_free(&pk);
     }
-    item(out, "AF_UNIX sockets (linux)", policy_get(p, S_ALLOW_UNIX_SOCKETS)
-                                             ? "allowed ([network] allow_unix_sockets = true)"
-                                             : "new ones denied by the seccomp filter");
+    item(out, "AF_UNIX sockets (linux)",
+         policy_get(p, S_ALLOW_UNIX_SOCKETS)
+             ? "allowed ([network] allow_unix_sockets = true)"
+             : "new ones denied by the seccomp filter");
     item(out, "other sockets (linux)", "AF_INET and AF_INET6 (loopback only) and route netlink; every other family "
                                        "(AF_VSOCK, AF_PACKET, AF_ALG, ...) refused by the seccomp filter");
     buf_t hosts = BUF_INIT;
@@ -220,9 +221,10 @@ static void overview_network(explain_t *e, buf_t *out)
     item(out, "session_fetch may reach", buf_cstr(&hosts));
     buf_free(&hosts);
     if (p->domains.n) {
-        item(out, "  private addresses", policy_get(p, S_ALLOW_PRIVATE_ADDRESSES)
-                                             ? "ALLOWED: loopback, private, link-local and metadata addresses"
-                                             : "refused (loopback, RFC 1918, link-local, ULA, cloud metadata)");
+        item(out, "  private addresses",
+             policy_get(p, S_ALLOW_PRIVATE_ADDRESSES)
+                 ? "ALLOWED: loopback, private, link-local and metadata addresses"
+                 : "refused (loopback, RFC 1918, link-local, ULA, cloud metadata)");
         buf_t lim = BUF_INIT;
         buf_printf(&lim, "%lld bytes per body; connect %lld ms, whole fetch %lld ms",
                    (long long)policy_get(p, S_FETCH_MAX_BYTES), (long long)policy_get(p, S_CONNECT_TIMEOUT_MS),
@@ -278,8 +280,9 @@ static void overview_env(explain_t *e, buf_t *out)
 {
     const policy_t *p = e->pol;
     section(out, "Environment (sandboxed commands start from an empty one)");
-    item(out, "fixed", policy_get(p, S_READ_PATH_DIRS) ? "PATH = the host's $PATH directories, HOME = TMPDIR = ${SCRATCH}"
-                                                       : "PATH = /usr/local/bin:/usr/bin:/bin, HOME = TMPDIR = ${SCRATCH}");
+    item(out, "fixed",
+         policy_get(p, S_READ_PATH_DIRS) ? "PATH = the host's $PATH directories, HOME = TMPDIR = ${SCRATCH}"
+                                         : "PATH = /usr/local/bin:/usr/bin:/bin, HOME = TMPDIR = ${SCRATCH}");
     buf_t b = BUF_INIT;
     str_list(&b, p->env_passthrough.v, p->env_passthrough.n, "nothing");
     item(out, "copied from the host", buf_cstr(&b));
@@ -315,7 +318,7 @@ static void overview_unenforced(explain_t *e, buf_t *out)
 void explain_overview(explain_t *e, buf_t *out)
 {
     const policy_t *p = e->pol;
-    buf_printf(out, "Policy %s%s\n", p->path ? p->path : p->src ? p->src->name : "<default>",
+    buf_printf(out, "Policy %s%s\n", p->path ? p->path : (p->src ? p->src->name : "<default>"),
                p->is_default ? " (the built-in default policy)" : "");
     for (int t = 0; t < 2; t++)
         buf_printf(out, "  %-7s facts from %s (home %s); workspace %s\n", facts_target_name((target_t)t), e->facts_from[t],
@@ -383,7 +386,7 @@ void explain_overview_json(explain_t *e, struct jw *j)
     explain_overview(e, &text);
     jw_obj(j);
     jw_key(j, "policy");
-    jw_str(j, p->path ? p->path : p->src ? p->src->name : "<default>");
+    jw_str(j, p->path ? p->path : (p->src ? p->src->name : "<default>"));
     jw_key(j, "default");
     jw_bool(j, p->is_default);
     jw_key(j, "targets");

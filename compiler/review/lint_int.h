@@ -17,11 +17,11 @@
 #include "toml.h"
 
 typedef struct lint {
-    source_t *src;        /* the config text (lint's copy) */
-    toml_doc *doc;        /* its tree; NULL on a syntax error */
-    policy_t *pol;        /* NULL when policy_build failed */
-    facts_t *facts[2];    /* indexed by target_t */
-    bool own_facts[2];    /* loaded here (else borrowed from the options) */
+    source_t *src;     /* the config text (lint's copy) */
+    toml_doc *doc;     /* its tree; NULL on a syntax error */
+    policy_t *pol;     /* NULL when policy_build failed */
+    facts_t *facts[2]; /* indexed by target_t */
+    bool own_facts[2]; /* loaded here (else borrowed from the options) */
     resolved_t *res[2];
     roots_t roots;
     diag_list_t raw;      /* every finding, unsorted */

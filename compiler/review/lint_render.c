@@ -111,7 +111,7 @@ static void sarif_uri(buf_t *out, const char *name)
 
 static const char *sarif_level(severity_t s)
 {
-    return s == SEV_ERROR ? "error" : s == SEV_WARNING ? "warning" : "note";
+    return s == SEV_ERROR ? "error" : (s == SEV_WARNING ? "warning" : "note");
 }
 
 static void sarif_rules(jw_t *j)

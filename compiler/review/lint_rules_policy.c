@@ -314,15 +314,15 @@ static void dropped_grant(lint_t *l, target_t t, const rule_t *ru)
     }
     if (w->level == ru->level && w->rule->src)
         lint_finding(l, "duplicate-rule", ru->span, "'%s' in %s names the same path as %s%s; remove one",
-                ru->written, policy_rule_kind_key(ru->kind), wd, via);
+                     ru->written, policy_rule_kind_key(ru->kind), wd, via);
     else if (w->level == ru->level)
         lint_finding(l, "redundant-rule", ru->span, "'%s' in %s changes nothing: %s already gives %s there; remove it",
-                ru->written, policy_rule_kind_key(ru->kind), wd, policy_level_name(w->level));
+                     ru->written, policy_rule_kind_key(ru->kind), wd, policy_level_name(w->level));
     else
         lint_finding(l, "shadowed-rule", ru->span,
-                "'%s' in %s never decides: %s names the same path%s with %s, and of two grants on one path the "
-                "lower wins; remove one of them",
-                ru->written, policy_rule_kind_key(ru->kind), wd, via, policy_level_name(w->level));
+                     "'%s' in %s never decides: %s names the same path%s with %s, and of two grants on one path the "
+                     "lower wins; remove one of them",
+                     ru->written, policy_rule_kind_key(ru->kind), wd, via, policy_level_name(w->level));
     free(wd);
     free(resolved);
 }
@@ -354,13 +354,14 @@ static void check_grant(lint_t *l, target_t t, const rule_t *ru)
         char *cd = cap ? rule_desc(l, cap->rule) : xstrdup("a cap");
         if (at.level == LVL_NONE || at.level <= up.level)
             lint_finding(l, "shadowed-rule", ru->span,
-                    "'%s' in %s never decides: %s caps it at %s; remove the grant, or narrow the cap",
-                    ru->written, policy_rule_kind_key(ru->kind), cd, policy_level_name(at.level));
+                         "'%s' in %s never decides: %s caps it at %s; remove the grant, or narrow the cap",
+                         ru->written, policy_rule_kind_key(ru->kind), cd, policy_level_name(at.level));
         else
             lint_finding(l, "shadowed-rule", ru->span,
-                    "'%s' in %s gives %s, not %s: %s caps it (caps are never raised by a deeper grant); use "
-                    "allow_read, or narrow the cap", ru->written, policy_rule_kind_key(ru->kind), policy_level_name(at.level),
-                    policy_level_name(g->level), cd);
+                         "'%s' in %s gives %s, not %s: %s caps it (caps are never raised by a deeper grant); use "
+                         "allow_read, or narrow the cap",
+                         ru->written, policy_rule_kind_key(ru->kind), policy_level_name(at.level),
+                         policy_level_name(g->level), cd);
         free(cd);
         return;
     }
@@ -368,13 +369,13 @@ static void check_grant(lint_t *l, target_t t, const rule_t *ru)
     if (up.grant) {
         char *gd = rule_desc(l, up.grant->rule);
         lint_finding(l, "redundant-rule", ru->span, "'%s' in %s changes nothing: %s already gives %s there; remove it",
-                ru->written, policy_rule_kind_key(ru->kind), gd, policy_level_name(g->level));
+                     ru->written, policy_rule_kind_key(ru->kind), gd, policy_level_name(g->level));
         free(gd);
     } else {
         lint_finding(l, "redundant-rule", ru->span,
-                "'%s' in %s changes nothing: nothing above it grants access, and a path without a grant is already "
-                "hidden; remove it (or keep it as documentation and suppress this note)",
-                ru->written, policy_rule_kind_key(ru->kind));
+                     "'%s' in %s changes nothing: nothing above it grants access, and a path without a grant is already "
+                     "hidden; remove it (or keep it as documentation and suppress this note)",
+                     ru->written, policy_rule_kind_key(ru->kind));
     }
 }
 
@@ -398,7 +399,7 @@ static void check_cap(lint_t *l, target_t t, const rule_t *ru, size_t idx)
         const rule_t *o = &l->pol->rules.v[first];
         char *od = rule_desc(l, o);
         lint_finding(l, "duplicate-rule", ru->span, "'%s' in %s names the same path as %s; remove one", ru->written,
-                policy_rule_kind_key(ru->kind), od);
+                     policy_rule_kind_key(ru->kind), od);
         free(od);
         return;
     }
@@ -407,9 +408,9 @@ static void check_cap(lint_t *l, target_t t, const rule_t *ru, size_t idx)
     if (strcmp(where, "/") == 0 || above_level_near(l, t, where, ru->level)) return;
     bool rd = ru->level == LVL_NONE;
     lint_finding(l, "redundant-rule", ru->span,
-            "'%s' in %s changes nothing: nothing at or below %s is %s; remove it (or keep it for a later grant "
-            "and suppress this note)",
-            ru->written, policy_rule_kind_key(ru->kind), show(l, t, where), rd ? "readable" : "writable");
+                 "'%s' in %s changes nothing: nothing at or below %s is %s; remove it (or keep it for a later grant "
+                 "and suppress this note)",
+                 ru->written, policy_rule_kind_key(ru->kind), show(l, t, where), rd ? "readable" : "writable");
 }
 
 static void rule_path_rules(lint_t *l, target_t t)
@@ -422,10 +423,12 @@ static void rule_path_rules(lint_t *l, target_t t)
 }
 
 /* The credentials secret-readable looks for, below the home directory. */
+/* clang-format off */
 static const char *const home_secrets[] = {
     ".ssh", ".gnupg", ".aws", ".config/gcloud", ".azure", ".kube", ".docker/config.json", ".netrc",
     ".git-credentials", ".config/gh", NULL,
 };
+/* clang-format on */
 
 typedef struct exposure {
     const rule_t *grant; /* the config grant that makes it readable */
@@ -493,8 +496,8 @@ static void rule_secrets(lint_t *l)
         const rule_t *ru = &l->pol->rules.v[i];
         if (what[i].len)
             lint_finding(l, "secret-readable", ru->span,
-                    "'%s' in %s makes credentials readable: %s; add them to [filesystem] deny_read", ru->written,
-                    policy_rule_kind_key(ru->kind), buf_cstr(&what[i]));
+                         "'%s' in %s makes credentials readable: %s; add them to [filesystem] deny_read", ru->written,
+                         policy_rule_kind_key(ru->kind), buf_cstr(&what[i]));
         buf_free(&what[i]);
     }
     free(what);
@@ -518,8 +521,9 @@ static void rule_secrets(lint_t *l)
     free(env_of);
     if (first)
         lint_finding(l, "secret-readable", first->span,
-                ".env files are readable below %s; add \"**/.env\" to [filesystem] deny_read (reported at the "
-                "first grant that opens one)", buf_cstr(&trees));
+                     ".env files are readable below %s; add \"**/.env\" to [filesystem] deny_read (reported at the "
+                     "first grant that opens one)",
+                     buf_cstr(&trees));
     buf_free(&trees);
     exposures_free(&ex);
     exposures_free(&env);
@@ -551,10 +555,10 @@ static void rule_system_dirs(lint_t *l)
             }
             if (hit.len)
                 lint_finding(l, "writable-system-dir", g->rule->span,
-                        "'%s' in %s makes %s writable: the host runs programs from there (a system or $PATH "
-                        "directory), so a program planted by the sandbox runs outside it; narrow the grant, or add "
-                        "the directory to deny_write",
-                        g->rule->written, policy_rule_kind_key(g->rule->kind), buf_cstr(&hit));
+                             "'%s' in %s makes %s writable: the host runs programs from there (a system or $PATH "
+                             "directory), so a program planted by the sandbox runs outside it; narrow the grant, or add "
+                             "the directory to deny_write",
+                             g->rule->written, policy_rule_kind_key(g->rule->kind), buf_cstr(&hit));
             buf_free(&hit);
         }
         vec_free(&sys);
@@ -586,10 +590,10 @@ static void rule_runtime_owned(lint_t *l)
         }
         if (hit.len)
             lint_finding(l, "runtime-path-granted", g->rule->span,
-                    "'%s' in %s covers %s, which the runtime owns (its state, config or caches): the sandbox never "
-                    "sees them, whatever the grants, so that it cannot change what the runtime trusts; narrow the "
-                    "grant, or keep it and know that these stay hidden",
-                    g->rule->written, policy_rule_kind_key(g->rule->kind), buf_cstr(&hit));
+                         "'%s' in %s covers %s, which the runtime owns (its state, config or caches): the sandbox never "
+                         "sees them, whatever the grants, so that it cannot change what the runtime trusts; narrow the "
+                         "grant, or keep it and know that these stay hidden",
+                         g->rule->written, policy_rule_kind_key(g->rule->kind), buf_cstr(&hit));
         buf_free(&hit);
     }
     vec_free(&owned);
@@ -609,9 +613,10 @@ static void rule_session_dirs(lint_t *l)
             if (!why && cap && cap->rule->src) why = cap->rule;
             if (!why) continue;
             lint_finding(l, "workspace-not-writable", why->span,
-                    "'%s' in %s makes %s %s: the agent cannot do its work there; remove it, or name the paths "
-                    "below it to protect", why->written, policy_rule_kind_key(why->kind), names[k],
-                    v.level == LVL_NONE ? "hidden" : "read-only");
+                         "'%s' in %s makes %s %s: the agent cannot do its work there; remove it, or name the paths "
+                         "below it to protect",
+                         why->written, policy_rule_kind_key(why->kind), names[k],
+                         v.level == LVL_NONE ? "hidden" : "read-only");
         }
     }
 }
@@ -644,15 +649,15 @@ static void rule_missing_denies(lint_t *l)
         bool writable = parent && lint_level(l, TARGET_LINUX, parent, NULL) == LVL_WRITE;
         if (writable)
             lint_finding(l, "deny-path-missing", ru->span,
-                    "'%s' does not exist on this Linux host (facts): the sandbox blocks its first missing "
-                    "component %s (an empty read-only directory, or /dev/null for a file) so it cannot be created "
-                    "inside; one the host creates while a session runs is covered from the next session on",
-                    ru->written, show(l, TARGET_LINUX, miss));
+                         "'%s' does not exist on this Linux host (facts): the sandbox blocks its first missing "
+                         "component %s (an empty read-only directory, or /dev/null for a file) so it cannot be created "
+                         "inside; one the host creates while a session runs is covered from the next session on",
+                         ru->written, show(l, TARGET_LINUX, miss));
         else
             lint_finding(l, "deny-path-missing", ru->span,
-                    "'%s' does not exist on this Linux host (facts), so there is nothing to mount over yet; if the "
-                    "host creates it while a session runs, that session sees it until the next one starts",
-                    ru->written);
+                         "'%s' does not exist on this Linux host (facts), so there is nothing to mount over yet; if the "
+                         "host creates it while a session runs, that session sees it until the next one starts",
+                         ru->written);
     }
 }
 
@@ -664,15 +669,17 @@ static void rule_glob_caps(lint_t *l)
         if (!ru->path.glob) continue;
         if (ru->level == LVL_NONE)
             lint_finding(l, "unenforceable-on-target", ru->span,
-                    "Linux cannot follow the glob '%s' as macOS does: bwrap hides the matches that exist when a "
-                    "session starts; a matching file the host creates during the session is visible to it until "
-                    "the next one (macOS enforces the pattern exactly)", ru->written);
+                         "Linux cannot follow the glob '%s' as macOS does: bwrap hides the matches that exist when a "
+                         "session starts; a matching file the host creates during the session is visible to it until "
+                         "the next one (macOS enforces the pattern exactly)",
+                         ru->written);
         else
             lint_finding(l, "unenforceable-on-target", ru->span,
-                    "Linux cannot follow the glob '%s' as macOS does: bwrap makes the matches that exist when a "
-                    "session starts read-only (and blocks a literal name at each writable root); a matching path "
-                    "the sandbox creates at a new place (mkdir -p a/b, then a/b/...) stays writable (macOS "
-                    "enforces the pattern exactly)", ru->written);
+                         "Linux cannot follow the glob '%s' as macOS does: bwrap makes the matches that exist when a "
+                         "session starts read-only (and blocks a literal name at each writable root); a matching path "
+                         "the sandbox creates at a new place (mkdir -p a/b, then a/b/...) stays writable (macOS "
+                         "enforces the pattern exactly)",
+                         ru->written);
     }
 }
 
@@ -697,11 +704,11 @@ static void rule_fs_layer(lint_t *l)
         }
     if (list.len)
         lint_finding(l, "unenforceable-on-target", at,
-                "the access-time filesystem layer cannot be used on this Linux host (%s; facts): runs fall back to "
-                "mounts, so these caps hold only at the depth scanned when a run starts (existing matches, the "
-                "roots of the grants, existing .git dirs), and names created later in new or other directories "
-                "are not covered: %s",
-                r->facts->fs_layer_why ? r->facts->fs_layer_why : "unknown", buf_cstr(&list));
+                     "the access-time filesystem layer cannot be used on this Linux host (%s; facts): runs fall back to "
+                     "mounts, so these caps hold only at the depth scanned when a run starts (existing matches, the "
+                     "roots of the grants, existing .git dirs), and names created later in new or other directories "
+                     "are not covered: %s",
+                     r->facts->fs_layer_why ? r->facts->fs_layer_why : "unknown", buf_cstr(&list));
     buf_free(&list);
 }
 
@@ -742,8 +749,9 @@ static void rule_artifacts(lint_t *l)
                    LINT_MAX_BWRAP_OPS);
     if (what.len)
         lint_finding(l, "profile-too-large", largest_list(l),
-                "the compiled policy is large: %s; every file access is matched against the rules and every mount "
-                "is set up for each command: cover long lists with a parent directory or one glob", buf_cstr(&what));
+                     "the compiled policy is large: %s; every file access is matched against the rules and every mount "
+                     "is set up for each command: cover long lists with a parent directory or one glob",
+                     buf_cstr(&what));
     buf_free(&what);
     buf_free(&args);
     sbpl_free(sb);
@@ -780,7 +788,7 @@ static void dup_strings(lint_t *l, const str_entry_t *v, size_t n, const char *k
             continue;
         }
         lint_finding(l, "duplicate-rule", v[i].span, "'%s' is listed twice in %s (first at line %u); remove one",
-                v[i].s, key, lint_line_of(l, v[k].span));
+                     v[i].s, key, lint_line_of(l, v[k].span));
     }
     strmap_free(&first);
 }
@@ -836,10 +844,12 @@ static void check_domain(lint_t *l, const strmap_t *m, size_t i)
     const domain_rule_t *o = &v[best];
     if (dup)
         lint_finding(l, "duplicate-rule", d->span, "'%s' in domain_allowlist names the same hosts as '%s' "
-                "(line %u); remove one", d->written, o->written, lint_line_of(l, o->span));
+                                                   "(line %u); remove one",
+                     d->written, o->written, lint_line_of(l, o->span));
     else
         lint_finding(l, "redundant-rule", d->span, "'%s' in domain_allowlist changes nothing: '%s' (line %u) "
-                "already covers it; remove it", d->written, o->written, lint_line_of(l, o->span));
+                                                   "already covers it; remove it",
+                     d->written, o->written, lint_line_of(l, o->span));
 }
 
 /* duplicate-rule / redundant-rule / shadowed-rule outside the filesystem. */
@@ -859,8 +869,9 @@ static void rule_lists(lint_t *l)
         for (size_t k = 0; k < p->env_set.n; k++)
             if (strcmp(p->env_passthrough.v[i].s, p->env_set.v[k].name) == 0)
                 lint_finding(l, "shadowed-rule", p->env_passthrough.v[i].span,
-                        "'%s' in env.passthrough never decides: env.set gives it a value (line %u), which wins; "
-                        "remove one", p->env_passthrough.v[i].s, lint_line_of(l, p->env_set.v[k].span));
+                             "'%s' in env.passthrough never decides: env.set gives it a value (line %u), which wins; "
+                             "remove one",
+                             p->env_passthrough.v[i].s, lint_line_of(l, p->env_set.v[k].span));
 }
 
 void lint_rules_policy(lint_t *l)

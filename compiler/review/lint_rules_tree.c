@@ -28,7 +28,6 @@ static const char *tstr(const toml_value *v)
     return memchr(s, '\0', len) ? NULL : s;
 }
 
-
 /* ---- tree rules: they need only the parsed file ------------------------------------------------------ */
 
 static const char *key_doc(const key_info_t *k)
@@ -51,9 +50,9 @@ static void rule_unenforced_keys(lint_t *l, const char *table, const toml_value 
         if (k->enforced) continue;
         char q[96];
         lint_finding(l, "unenforced-key", toml_key_span_at(tab, i),
-                "'%s' is accepted for drun compatibility but drun-mcp does not enforce it: %s; remove it, "
-                "or keep it knowing it changes nothing",
-                keys_qualified(k, q, sizeof q), key_doc(k));
+                     "'%s' is accepted for drun compatibility but drun-mcp does not enforce it: %s; remove it, "
+                     "or keep it knowing it changes nothing",
+                     keys_qualified(k, q, sizeof q), key_doc(k));
     }
 }
 
@@ -67,8 +66,8 @@ static void rule_network_tree(lint_t *l, const toml_value *root)
     const toml_value *wild = NULL;
     if (!doms) {
         lint_finding(l, "default-domain-allowlist", (span_t){0, 0},
-                "no domain_allowlist: session_fetch may reach drun's defaults pypi.org, files.pythonhosted.org "
-                "and cdn.jsdelivr.net; write domain_allowlist = [] for no fetch at all, or list the hosts");
+                     "no domain_allowlist: session_fetch may reach drun's defaults pypi.org, files.pythonhosted.org "
+                     "and cdn.jsdelivr.net; write domain_allowlist = [] for no fetch at all, or list the hosts");
     } else if (toml_type_of(doms) == TOML_ARRAY) {
         for (size_t i = 0; i < toml_len(doms); i++) {
             const char *s = tstr(toml_at(doms, i));
@@ -91,25 +90,26 @@ static void rule_network_tree(lint_t *l, const toml_value *root)
         domain_lint_t c = domain_text_lint(s, NULL);
         if (c == DOMAIN_WARN_ALL)
             lint_finding(l, "wildcard-domain", toml_span(toml_at(cmds, i)),
-                    "'*' in command_domains lets sandboxed commands reach every host name through the proxy; "
-                    "list the hosts they need instead");
+                         "'*' in command_domains lets sandboxed commands reach every host name through the proxy; "
+                         "list the hosts they need instead");
         else if (c == DOMAIN_WARN_SUFFIX)
             lint_finding(l, "wildcard-domain", toml_span(toml_at(cmds, i)),
-                    "'%s' in command_domains covers a public suffix, so sandboxed commands reach any site "
-                    "registered under it; list the sites they need instead", s);
+                         "'%s' in command_domains covers a public suffix, so sandboxed commands reach any site "
+                         "registered under it; list the sites they need instead",
+                         s);
     }
     const toml_value *priv = lint_tget(lint_tget(root, "network"), "allow_private_addresses");
     if (is_true(priv) && wild)
         lint_finding(l, "private-addresses-with-wildcard", toml_span(priv),
-                "allow_private_addresses = true with the wildcard '%s' (line %u) lets session_fetch reach any "
-                "internal service whose name resolves to a private or metadata address (any DNS name can); "
-                "list exact hosts, or set allow_private_addresses = false",
-                tstr(wild), lint_line_of(l, toml_span(wild)));
+                     "allow_private_addresses = true with the wildcard '%s' (line %u) lets session_fetch reach any "
+                     "internal service whose name resolves to a private or metadata address (any DNS name can); "
+                     "list exact hosts, or set allow_private_addresses = false",
+                     tstr(wild), lint_line_of(l, toml_span(wild)));
     const toml_value *mounts = lint_tget(root, "mount_allowlist");
     if (mounts && toml_type_of(mounts) == TOML_ARRAY && toml_len(mounts) == 0)
         lint_finding(l, "empty-mount-allowlist-is-none", lint_key_span(root, "mount_allowlist"),
-                "an empty mount_allowlist gives the sandbox no host paths (drun read it as every path); "
-                "list the directories to share read-only, or remove the key");
+                     "an empty mount_allowlist gives the sandbox no host paths (drun read it as every path); "
+                     "list the directories to share read-only, or remove the key");
 }
 
 /* writable-git-without-hooks-protection, protection-disabled. */
@@ -128,8 +128,8 @@ static void rule_protect_tree(lint_t *l, const toml_value *root)
         const toml_value *v = lint_tget(prot, git[i].key);
         if (is_false(v))
             lint_finding(l, "writable-git-without-hooks-protection", toml_span(v),
-                    "[protect] %s = false: %s; remove the line (protection is on by default)", git[i].key,
-                    git[i].what);
+                         "[protect] %s = false: %s; remove the line (protection is on by default)", git[i].key,
+                         git[i].what);
     }
     static const struct {
         const char *key, *what;
@@ -145,8 +145,9 @@ static void rule_protect_tree(lint_t *l, const toml_value *root)
         const toml_value *v = lint_tget(prot, other[i].key);
         if (is_false(v))
             lint_finding(l, "protection-disabled", toml_span(v),
-                    "[protect] %s = false: %s, and the sandbox may now write them; remove the line unless the "
-                    "agent must edit them", other[i].key, other[i].what);
+                         "[protect] %s = false: %s, and the sandbox may now write them; remove the line unless the "
+                         "agent must edit them",
+                         other[i].key, other[i].what);
     }
 }
 
@@ -187,13 +188,13 @@ static void rule_commands_tree(lint_t *l, const toml_value *root)
     const toml_value *deny = lint_tget(root, "bash_command_denylist"), *allow = lint_tget(root, "bash_command_allowlist");
     if (deny && toml_type_of(deny) == TOML_ARRAY && toml_len(deny))
         lint_finding(l, "command-list-advisory", lint_key_span(root, "bash_command_denylist"),
-                "bash_command_denylist is a guardrail, not a boundary: a denied command still runs through an "
-                "interpreter or a script (python3 -c, sh ./x.sh); rely on the filesystem and network rules to "
-                "contain what runs");
+                     "bash_command_denylist is a guardrail, not a boundary: a denied command still runs through an "
+                     "interpreter or a script (python3 -c, sh ./x.sh); rely on the filesystem and network rules to "
+                     "contain what runs");
     if (!allow || toml_type_of(allow) != TOML_ARRAY || !toml_len(allow)) return;
     lint_finding(l, "command-list-advisory", lint_key_span(root, "bash_command_allowlist"),
-            "bash_command_allowlist limits which commands session_bash starts, not what they do; the filesystem "
-            "and network rules are the boundary");
+                 "bash_command_allowlist limits which commands session_bash starts, not what they do; the filesystem "
+                 "and network rules are the boundary");
     for (size_t i = 0; i < toml_len(allow); i++) {
         const char *s = tstr(toml_at(allow, i));
         if (!s) continue;
@@ -202,8 +203,9 @@ static void rule_commands_tree(lint_t *l, const toml_value *root)
         const char *why = interpreter_why(word);
         if (why)
             lint_finding(l, "allowlist-interpreter", toml_span(toml_at(allow, i)),
-                    "'%s' in bash_command_allowlist: %s, so the allowlist no longer limits what runs; remove it, "
-                    "or allow the specific commands instead", word, why);
+                         "'%s' in bash_command_allowlist: %s, so the allowlist no longer limits what runs; remove it, "
+                         "or allow the specific commands instead",
+                         word, why);
         free(word);
     }
 }
@@ -242,8 +244,9 @@ static void rule_env_tree(lint_t *l, const toml_value *root)
             const char *s = tstr(toml_at(lists[k].arr, i));
             if (s && secret_name(s))
                 lint_finding(l, "secret-env", toml_span(toml_at(lists[k].arr, i)),
-                        "'%s' looks like a credential and %s %s; remove it, or give the sandbox a token scoped "
-                        "to what the agent must do", s, lists[k].key, lists[k].what);
+                             "'%s' looks like a credential and %s %s; remove it, or give the sandbox a token scoped "
+                             "to what the agent must do",
+                             s, lists[k].key, lists[k].what);
         }
     }
     const toml_value *set = lint_tget(env, "set");
@@ -253,9 +256,10 @@ static void rule_env_tree(lint_t *l, const toml_value *root)
         const char *k = toml_key_at(set, i, &klen);
         if (!memchr(k, '\0', klen) && secret_name(k))
             lint_finding(l, "secret-env", toml_key_span_at(set, i),
-                    "'%s' looks like a credential and env.set writes its value into the policy file, where every "
-                    "reviewer and artifact sees it; pass it with env.passthrough from a scoped host variable, or "
-                    "remove it", k);
+                         "'%s' looks like a credential and env.set writes its value into the policy file, where every "
+                         "reviewer and artifact sees it; pass it with env.passthrough from a scoped host variable, or "
+                         "remove it",
+                         k);
     }
 }
 
@@ -265,9 +269,9 @@ static void rule_nproc_tree(lint_t *l, const toml_value *root)
     const toml_value *v = lint_tget(lint_tget(root, "process"), "max_processes");
     if (v)
         lint_finding(l, "unenforceable-on-target", toml_span(v),
-                "max_processes sets RLIMIT_NPROC, which counts the processes of the host user drun-mcp runs as "
-                "and is not enforced for root: when drun-mcp runs as root it limits nothing; run drun-mcp as an "
-                "unprivileged user");
+                     "max_processes sets RLIMIT_NPROC, which counts the processes of the host user drun-mcp runs as "
+                     "and is not enforced for root: when drun-mcp runs as root it limits nothing; run drun-mcp as an "
+                     "unprivileged user");
 }
 
 void lint_rules_tree(lint_t *l)

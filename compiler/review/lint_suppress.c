@@ -14,7 +14,6 @@
 
 /* ---- suppression comments ------------------------------------------------------------------------------ */
 
-
 /* Parses "drun-policy: allow ID[, ID...]" in one comment (text after '#'). */
 static void parse_comment(lint_t *l, size_t from, size_t to, lint_supp_vec_t *out)
 {
@@ -45,7 +44,13 @@ void lint_supp_scan(lint_t *l, lint_supp_vec_t *out)
 {
     const char *t = l->src->text;
     size_t n = l->src->len;
-    enum { NORMAL, BASIC, LITERAL, ML_BASIC, ML_LITERAL } st = NORMAL;
+    enum {
+        NORMAL,
+        BASIC,
+        LITERAL,
+        ML_BASIC,
+        ML_LITERAL
+    } st = NORMAL;
     for (size_t i = 0; i < n; i++) {
         char c = t[i];
         switch (st) {
@@ -100,15 +105,17 @@ void lint_supp_check(lint_t *l, const lint_supp_vec_t *s)
             const char *sug = suggest(id, cands);
             if (sug)
                 lint_finding(l, "bad-suppression", s->v[i].span,
-                        "'%s' is not a lint rule (did you mean '%s'?): this comment suppresses nothing", id, sug);
+                             "'%s' is not a lint rule (did you mean '%s'?): this comment suppresses nothing", id, sug);
             else
                 lint_finding(l, "bad-suppression", s->v[i].span,
-                        "'%s' is not a lint rule: this comment suppresses nothing (drun-policy lint --rules lists "
-                        "them)", id);
+                             "'%s' is not a lint rule: this comment suppresses nothing (drun-policy lint --rules lists "
+                             "them)",
+                             id);
         } else if (info->config_error) {
             lint_finding(l, "bad-suppression", s->v[i].span,
-                    "'%s' is a config error and cannot be suppressed: the compiler rejects the file whatever lint "
-                    "says; fix the error", id);
+                         "'%s' is a config error and cannot be suppressed: the compiler rejects the file whatever lint "
+                         "says; fix the error",
+                         id);
         }
         free(id);
     }

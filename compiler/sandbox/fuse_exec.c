@@ -102,8 +102,9 @@ int fuse_exec_spec_write(const fuse_exec_spec_t *s, char **err)
     uid_t uid;
     gid_t gid;
     sandbox_user(&uid, &gid);
-    json_object_set_new(o, "user", json_pack("{sbsIsI}", "drop", hoststate_ident()->drop, "uid", (json_int_t)uid, "gid",
-                                             (json_int_t)gid));
+    json_object_set_new(o, "user",
+                        json_pack("{sbsIsI}", "drop", hoststate_ident()->drop, "uid", (json_int_t)uid, "gid",
+                                  (json_int_t)gid));
     char hex[65];
     digest_resolved(s->r, hex);
     json_object_set_new(o, "digest", json_string(hex));

@@ -19,11 +19,11 @@ typedef struct fuse_exec_tree {
 } fuse_exec_tree_t;
 
 typedef struct fuse_exec_spec {
-    pid_t parent;                  /* the runner: the daemon dies with it */
-    int ready_w, log_fd, guard_r;  /* inherited fds */
+    pid_t parent;                 /* the runner: the daemon dies with it */
+    int ready_w, log_fd, guard_r; /* inherited fds */
     const fuse_exec_tree_t *trees;
     size_t ntrees;
-    const resolved_t *r;           /* the runner's resolved policy (the daemon rebuilds it) */
+    const resolved_t *r; /* the runner's resolved policy (the daemon rebuilds it) */
     const roots_t *roots;
 } fuse_exec_spec_t;
 

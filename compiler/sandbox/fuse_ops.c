@@ -79,11 +79,11 @@ typedef struct lnode {
     mode_t type;          /* S_IFMT bits */
     dev_t dev;
     ino_t ino;
-    uint64_t nlookup;     /* the kernel's references */
-    unsigned kids;        /* nodes whose parent this is */
-    bool hashed;          /* in the table under (parent, name) */
+    uint64_t nlookup; /* the kernel's references */
+    unsigned kids;    /* nodes whose parent this is */
+    bool hashed;      /* in the table under (parent, name) */
     struct lnode *hnext;
-    unsigned gen;         /* generation the cached decision is of (0: none) */
+    unsigned gen;     /* generation the cached decision is of (0: none) */
     fs_verdict_t v;
 } lnode_t;
 
@@ -613,7 +613,7 @@ static int setattr_do(lnode_t *x, struct stat *a, int valid, struct fuse_file_in
         if (fchownat(x->fd, "", u, g, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) != 0) return errno;
     }
     if (valid & FUSE_SET_ATTR_SIZE) {
-        int r = fi ? ftruncate((int)fi->fh, a->st_size) : link ? (errno = EINVAL, -1) : truncate(pp, a->st_size);
+        int r = fi ? ftruncate((int)fi->fh, a->st_size) : (link ? (errno = EINVAL, -1) : truncate(pp, a->st_size));
         if (r != 0) return errno;
     }
     if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
@@ -842,7 +842,9 @@ static int create_open(int dirfd, const char *name, int flags, mode_t mode, int 
     int pfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
     int err = pfd < 0 ? errno : stat_fd(pfd, &st);
-    if (!err && !S_ISREG(st.st_mode)) err = S_ISDIR(st.st_mode) ? EISDIR : S_ISLNK(st.st_mode) ? ELOOP : EACCES;
+    if (!err && !S_ISREG(st.st_mode)) err = S_ISDIR(st.st_mode)   ? EISDIR
+                                            : S_ISLNK(st.st_mode) ? ELOOP
+                                                                  : EACCES;
     if (!err) {
         char pp[64];
         proc_path(pp, pfd);
@@ -897,7 +899,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
     int fd = dup((int)fi->fh);
-    fuse_reply_err(req, fd < 0 ? errno : close(fd) == 0 ? 0 : errno);
+    fuse_reply_err(req, fd < 0 ? errno : (close(fd) == 0 ? 0 : errno));
 }
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

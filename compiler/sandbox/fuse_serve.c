@@ -78,13 +78,13 @@
 #include "sbx_int.h"
 
 #define FSL_START_MS 20000 /* the daemon mounts every tree within this, or the run is refused */
-#define FSL_LOG_MAX 1000 /* distinct refusals recorded per run; past it they are counted */
+#define FSL_LOG_MAX 1000   /* distinct refusals recorded per run; past it they are counted */
 
 typedef struct fsl_tree {
-    char *path;  /* the tree, absolute, resolved */
-    int fd;      /* O_PATH|O_DIRECTORY of it (the daemon's after the fork) */
-    char *name;  /* the mount point's name in STATE/run/fuse */
-    char *mnt;   /* the mount point, absolute */
+    char *path;    /* the tree, absolute, resolved */
+    int fd;        /* O_PATH|O_DIRECTORY of it (the daemon's after the fork) */
+    char *name;    /* the mount point's name in STATE/run/fuse */
+    char *mnt;     /* the mount point, absolute */
     bool mounted;
     char *backing; /* run's scratch dir: the name of its per-run backing dir in STATE/run/fuse, else NULL */
 } fsl_tree_t;
@@ -92,15 +92,15 @@ typedef struct fsl_tree {
 struct fsl {
     VEC(fsl_tree_t) trees;
     pid_t daemon;
-    int pidfd;          /* the daemon's, for the watcher */
-    int stop_fd;        /* eventfd: the watcher ends */
-    int log_fd;         /* memfd: the daemon's record of refusals */
+    int pidfd;            /* the daemon's, for the watcher */
+    int stop_fd;          /* eventfd: the watcher ends */
+    int log_fd;           /* memfd: the daemon's record of refusals */
     int guard_r, guard_w; /* the guard's pipe: the runner holds the write end while it lives */
-    int run_fd;         /* STATE/run/fuse, O_DIRECTORY */
+    int run_fd;           /* STATE/run/fuse, O_DIRECTORY */
     pthread_t watcher;
     bool watching;
     pid_t bwrap;
-    atomic_bool died;   /* the daemon ended while bwrap ran */
+    atomic_bool died; /* the daemon ended while bwrap ran */
 };
 
 /* ---- the record (written in the daemon) ------------------------------------------------------------------------ */
@@ -270,7 +270,7 @@ static bool keep_only(int *keep, size_t n)
 typedef struct serve_arg {
     struct fuse_session *se;
     atomic_ullong since[FSL_WORKERS]; /* per worker: when its request began (CLOCK_MONOTONIC ms), 0: idle */
-    atomic_uint next;                  /* the next worker's slot */
+    atomic_uint next;                 /* the next worker's slot */
 } serve_arg_t;
 
 static unsigned long long mono_ms(void)
@@ -329,7 +329,8 @@ static void *wedge_watch(void *p)
                 if (!t || now - t < 1000ull * w->deadline) continue;
                 char m[200];
                 int len = snprintf(m, sizeof m, "drun-policy: the filesystem layer is wedged (a request has waited %u s "
-                                                "on the backing tree): stopping it and the sandbox\n", w->deadline);
+                                                "on the backing tree): stopping it and the sandbox\n",
+                                   w->deadline);
                 ssize_t wr = write(2, m, (size_t)len);
                 (void)wr;
                 _exit(3);
@@ -539,7 +540,6 @@ static void remove_tree_at(int at, const char *name, int depth)
     closedir(d);
     unlinkat(at, name, AT_REMOVEDIR);
 }
-
 
 /* What a runner that was killed (SIGKILL: no cleanup) left in
  * STATE/run/fuse: its mount points, dead (ENOTCONN), and run's scratch

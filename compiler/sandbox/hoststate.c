@@ -40,8 +40,11 @@ static int state_fd = -1, locks_fd = -1;
 /* openat2 beneath dirfd, no symlink anywhere on the way. */
 static int open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
 {
-    struct open_how how = {.flags = (unsigned long long)(flags | O_CLOEXEC | O_NOFOLLOW), .mode = mode,
-                           .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+    struct open_how how = {
+        .flags = (unsigned long long)(flags | O_CLOEXEC | O_NOFOLLOW),
+        .mode = mode,
+        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+    };
     int fd;
     do fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof how);
     while (fd < 0 && errno == EINTR);
@@ -204,7 +207,8 @@ int hoststate_empty_fd(char **err)
 int hoststate_open_dir(const char *what, const char *path, int kept_fd, char **err)
 {
     int fd = kept_fd > 0 ? fcntl(kept_fd, F_DUPFD_CLOEXEC, 3)
-                         : path ? open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+             : path      ? open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                         : -1;
     if (fd < 0) *err = xasprintf("%s '%s': %s", what, path ? path : "(none)", path ? strerror(errno) : "missing");
     return fd;
 }

@@ -94,7 +94,7 @@ void placeholders_make(int ws_fd, const char *rel, bool dir)
 static int cmp_deepest_first(const void *a, const void *b)
 {
     size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
-    return x < y ? 1 : x > y ? -1 : 0;
+    return x < y ? 1 : (x > y ? -1 : 0);
 }
 
 void placeholders_remove_all(int ws_fd, strvec_t *list)

@@ -34,7 +34,7 @@
 #define TUNNEL_STACK (256 * 1024)
 #define WHO "sandboxed commands" /* for the address rule's hint */
 
-static atomic_int tunnels_all; /* live tunnels of the process (max_all) */
+static atomic_int tunnels_all;   /* live tunnels of the process (max_all) */
 
 /* The process-wide cap: PROXY_MAX_TUNNELS_ALL, or a quarter of the soft
  * RLIMIT_NOFILE (two fds a tunnel: half of the process's), at least one
@@ -50,20 +50,20 @@ static int max_all(void)
 
 struct proxy_chan {
     pthread_mutex_t mu;
-    int refs;                 /* the owner, the receiver, each tunnel */
-    int host_fd;              /* our end of the channel */
-    int sbx_fd;               /* the sandbox's end, until handed over */
-    int stop[2];              /* a byte in it (never read) wakes every poll: the channel closes */
-    int tunnels;              /* live tunnels */
+    int refs;              /* the owner, the receiver, each tunnel */
+    int host_fd;           /* our end of the channel */
+    int sbx_fd;            /* the sandbox's end, until handed over */
+    int stop[2];           /* a byte in it (never read) wakes every poll: the channel closes */
+    int tunnels;           /* live tunnels */
     char *session;
-    domain_entry_t *allow;    /* command_domains, then the extra hosts (copies) */
+    domain_entry_t *allow; /* command_domains, then the extra hosts (copies) */
     size_t nallow;
     int *ports;
     size_t nports;
-    char *ports_text;         /* "80, 443" for messages */
+    char *ports_text; /* "80, 443" for messages */
     bool allow_private;
     VEC(proxy_refusal_t) refused;
-    unsigned overflow;        /* refusals past REFUSALS_MAX distinct ones */
+    unsigned overflow; /* refusals past REFUSALS_MAX distinct ones */
     proxy_log_fn log;
     void *log_ctx;
 };
@@ -265,11 +265,11 @@ const char *const *proxy_env(void)
 
 typedef struct tunnel {
     proxy_chan_t *c;
-    int client;                /* the sandbox's connection (from the relay) */
-    int up;                    /* the server, or -1 */
-    long long deadline;        /* PROXY_TOTAL_MS from the start (monotonic ms) */
+    int client;         /* the sandbox's connection (from the relay) */
+    int up;             /* the server, or -1 */
+    long long deadline; /* PROXY_TOTAL_MS from the start (monotonic ms) */
     char head[PROXYREQ_HEAD_MAX];
-    size_t have;               /* bytes in head */
+    size_t have;        /* bytes in head */
 } tunnel_t;
 
 /* Best effort, never blocking: the answer to a refused or failed request. */
@@ -438,7 +438,7 @@ static int dial(tunnel_t *t, const addrs_t *addrs, int port, char **why)
             int soerr = 0;
             socklen_t sl = sizeof soerr;
             if (r > 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0) return fd;
-            last = r == 0 ? ETIMEDOUT : r < 0 ? ECANCELED : soerr;
+            last = r == 0 ? ETIMEDOUT : (r < 0 ? ECANCELED : soerr);
         } else {
             last = errno;
         }
@@ -470,9 +470,9 @@ typedef struct dir {
     int from, to;
     char *buf;
     size_t len, off;
-    bool eof;         /* nothing more will be read */
-    bool shut;        /* the other side was told (SHUT_WR) */
-    long long limit;  /* bytes still to pass; -1: no limit */
+    bool eof;        /* nothing more will be read */
+    bool shut;       /* the other side was told (SHUT_WR) */
+    long long limit; /* bytes still to pass; -1: no limit */
 } dir_t;
 
 /* One step of d: read when empty, write what is buffered. False on an error. */
@@ -515,7 +515,7 @@ static void pump(tunnel_t *t, long long c2u_limit, bool half)
                 shutdown(d[i].to, SHUT_WR);
                 d[i].shut = true;
             }
-        if (d[1].eof && d[1].len == 0) break;          /* the server is done: so is the request */
+        if (d[1].eof && d[1].len == 0) break; /* the server is done: so is the request */
         if (d[0].eof && d[0].len == 0 && half && d[1].shut) break;
         long long now = mono_ms();
         long long until = last + PROXY_IDLE_MS < t->deadline ? last + PROXY_IDLE_MS : t->deadline;

@@ -23,15 +23,15 @@
 
 #include "policy.h"
 
-#define SBX_PROXY_PORT 3128          /* where the relay listens inside the sandbox */
-#define PROXY_MAX_TUNNELS 32         /* concurrent tunnels per sandbox */
-#define PROXY_MAX_TUNNELS_ALL 1024   /* concurrent tunnels of the whole process, at most; less when
-                                        RLIMIT_NOFILE is low: each tunnel holds two descriptors, and
-                                        the proxy takes no more than half of the process's */
-#define PROXY_HEAD_MS 10000          /* the request head must arrive within this */
-#define PROXY_CONNECT_MS 10000       /* connecting to the server */
-#define PROXY_IDLE_MS 60000          /* a tunnel with no byte either way for this long is closed */
-#define PROXY_TOTAL_MS (30 * 60000)  /* no tunnel lives longer */
+#define SBX_PROXY_PORT 3128         /* where the relay listens inside the sandbox */
+#define PROXY_MAX_TUNNELS 32        /* concurrent tunnels per sandbox */
+#define PROXY_MAX_TUNNELS_ALL 1024  /* concurrent tunnels of the whole process, at most; less when  \
+                                       RLIMIT_NOFILE is low: each tunnel holds two descriptors, and \
+                                       the proxy takes no more than half of the process's */
+#define PROXY_HEAD_MS 10000         /* the request head must arrive within this */
+#define PROXY_CONNECT_MS 10000      /* connecting to the server */
+#define PROXY_IDLE_MS 60000         /* a tunnel with no byte either way for this long is closed */
+#define PROXY_TOTAL_MS (30 * 60000) /* no tunnel lives longer */
 
 typedef struct proxy_chan proxy_chan_t;
 
@@ -49,11 +49,11 @@ typedef struct proxy_refusal {
 typedef void (*proxy_log_fn)(void *ctx, const char *session, const proxy_refusal_t *r);
 
 typedef struct proxy_opts {
-    const char *session;           /* a label for reports ("run", a session id) */
-    const domain_rule_t *extra;    /* hosts allowed besides command_domains (a package
-                                      manager's registries), or NULL */
+    const char *session;        /* a label for reports ("run", a session id) */
+    const domain_rule_t *extra; /* hosts allowed besides command_domains (a package
+                                   manager's registries), or NULL */
     size_t nextra;
-    proxy_log_fn log;              /* or NULL */
+    proxy_log_fn log;           /* or NULL */
     void *log_ctx;
 } proxy_opts_t;
 

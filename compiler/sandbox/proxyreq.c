@@ -144,10 +144,12 @@ static bool request_line(const char *l, size_t n, proxyreq_t *r, char **why)
         else r->path = slash ? xstrndup(slash, (size_t)(t + tn - slash)) : xstrdup("/");
     } else if (tn > 8 && !strncasecmp(t, "https://", 8)) {
         ok = fail(why, xasprintf("'%s %s' asks the proxy to speak TLS: use CONNECT (an https:// proxy URL is "
-                                 "not needed; HTTPS_PROXY is http://)", r->method, q));
+                                 "not needed; HTTPS_PROXY is http://)",
+                                 r->method, q));
     } else {
         ok = fail(why, xasprintf("'%s %s' is not a proxy request (CONNECT host:port or an absolute http:// "
-                                 "URL expected)", r->method, q));
+                                 "URL expected)",
+                                 r->method, q));
     }
     free(q);
     return ok;

@@ -12,17 +12,17 @@
 #define PROXYREQ_HEAD_MAX 16384 /* bytes of request line + headers; more is refused */
 
 typedef struct proxyreq {
-    bool connect;        /* CONNECT host:port (a tunnel), else an absolute-URI http request */
-    char method[24];     /* "CONNECT", "GET", ... */
-    char *host;          /* the target host as written, brackets of an IPv6 literal removed (owned) */
-    int port;            /* the target port (explicit, or 80 for http://) */
-    char *path;          /* origin-form target of a plain request ("/x?y"); NULL for CONNECT (owned) */
-    int minor;           /* HTTP/1.<minor> */
-    char *headers;       /* the header lines to forward upstream, each "Name: value\r\n", without
-                            Host, Connection, Keep-Alive, Proxy-* and TE/Upgrade (owned) */
-    char *host_header;   /* the Host header's value, or NULL (owned) */
+    bool connect;             /* CONNECT host:port (a tunnel), else an absolute-URI http request */
+    char method[24];          /* "CONNECT", "GET", ... */
+    char *host;               /* the target host as written, brackets of an IPv6 literal removed (owned) */
+    int port;                 /* the target port (explicit, or 80 for http://) */
+    char *path;               /* origin-form target of a plain request ("/x?y"); NULL for CONNECT (owned) */
+    int minor;                /* HTTP/1.<minor> */
+    char *headers;            /* the header lines to forward upstream, each "Name: value\r\n", without
+                                 Host, Connection, Keep-Alive, Proxy-* and TE/Upgrade (owned) */
+    char *host_header;        /* the Host header's value, or NULL (owned) */
     long long content_length; /* -1: none */
-    size_t head_len;     /* bytes of the head, through the blank line */
+    size_t head_len;          /* bytes of the head, through the blank line */
 } proxyreq_t;
 
 /* The length of the head in buf[0..len) (through "\r\n\r\n"), 0 when it is

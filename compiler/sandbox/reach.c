@@ -90,7 +90,7 @@ void sbx_drop_unreachable(strvec_t *v, size_t from, uid_t uid, gid_t gid)
         size_t n = (size_t)nargs(opt);
         bool bind = path_bind(opt); /* opt is freed below */
         bool at_dest = !strcmp(opt, "--tmpfs") || !strcmp(opt, "--remount-ro") || !strcmp(opt, "--dir");
-        const char *dest = bind ? v->v[i + 2] : at_dest ? v->v[i + 1] : NULL;
+        const char *dest = bind ? v->v[i + 2] : (at_dest ? v->v[i + 1] : NULL);
         bool drop = (bind && !reachable(v->v[i + 1], uid, gid)) || (dest && !reachable(dest, uid, gid)) ||
                     (!strcmp(opt, "--remount-ro") && under_any(v->v[i + 1], &gone));
         if (drop && bind) vec_push(&gone, v->v[i + 2]);

@@ -115,7 +115,8 @@ static bool load_checked(const char *dir, const char *name, const json_t *hashes
     digest_sha256_hex(out->p ? out->p : "", out->len, hex);
     if (!want || strcmp(want, hex) != 0) {
         *err = xasprintf("%s/%s does not match the sha256 in policy.json: the artifacts were changed after "
-                         "they were compiled", dir, name);
+                         "they were compiled",
+                         dir, name);
         return false;
     }
     return true;
@@ -185,7 +186,8 @@ sandbox_t *sandbox_from_artifacts(const char *dir, char **err)
     buf_free(&again);
     if (!same) {
         *err = xasprintf("%s/bwrap.args differs from what drun-policy %s compiles from the same source and "
-                         "facts: recompile the artifacts with this version", dir, DRUN_VERSION);
+                         "facts: recompile the artifacts with this version",
+                         dir, DRUN_VERSION);
         goto fail;
     }
     buf_free(&man);
@@ -330,7 +332,7 @@ static int precheck_command(const sandbox_t *s, const char *ws, const char *cmd,
     if (strchr(cmd, '/')) {
         char *path = cmd[0] == '/' ? xstrdup(cmd) : xasprintf("%s/%s", ws, cmd);
         struct stat st;
-        int rc = stat(path, &st) != 0 ? 127 : (!S_ISREG(st.st_mode) || access(path, X_OK) != 0) ? 126 : 0;
+        int rc = stat(path, &st) != 0 ? 127 : ((!S_ISREG(st.st_mode) || access(path, X_OK) != 0) ? 126 : 0);
         free(path);
         if (rc) *err = xasprintf("%s: %s", cmd, rc == 127 ? "No such file or directory" : "Permission denied");
         return rc;

@@ -40,26 +40,26 @@ void sandbox_free(sandbox_t *s);
 typedef struct sbx_early sbx_early_t;
 
 typedef struct sbx_exec {
-    const char *workspace;   /* absolute, resolved path of the session workspace (exists): where it
-                                is mounted inside; the host directory itself comes from workspace_fd */
-    const char *scratch;     /* absolute, resolved path of the session scratch dir (exists) */
-    char *const *argv;       /* the command, argv[0] looked up in the sandbox's PATH */
+    const char *workspace;     /* absolute, resolved path of the session workspace (exists): where it
+                                  is mounted inside; the host directory itself comes from workspace_fd */
+    const char *scratch;       /* absolute, resolved path of the session scratch dir (exists) */
+    char *const *argv;         /* the command, argv[0] looked up in the sandbox's PATH */
     int fd_in, fd_out, fd_err; /* the command's stdio; -1 means /dev/null */
-    bool new_pgrp;           /* child leads a new process group (killable as a whole) */
-    char *const *host_env;   /* environment [env] passthrough reads (NULL: environ) */
-    const char *const *hide; /* directories to keep dark even when the policy grants a parent
-                                (the runtime's state: other sessions), NULL-terminated, or NULL */
-    bool scratch_tmpfs;      /* the scratch is a fresh tmpfs on the (empty) scratch dir, gone
-                                with the sandbox: a one-off run, whose scratch lives no longer
-                                than it; a session's scratch stays a host dir */
-    sbx_early_t *early;      /* a bwrap the caller started for this run, or NULL: sandbox_spawn
-                                takes it over (uses it, or kills it on any failure) */
-    int workspace_fd;        /* an O_DIRECTORY fd of the workspace the caller keeps (drun-mcp's
-                                session), bound by fd (bwrap --bind-fd); 0 (a zeroed struct) or
-                                -1: none, the workspace path is opened once per run instead */
-    int proxy_fd;            /* the sandbox's end of a proxy channel (proxy_sandbox_fd): the command
-                                runs under the relay, with the proxy variables set; 0 (a zeroed
-                                struct) or -1: no network at all */
+    bool new_pgrp;             /* child leads a new process group (killable as a whole) */
+    char *const *host_env;     /* environment [env] passthrough reads (NULL: environ) */
+    const char *const *hide;   /* directories to keep dark even when the policy grants a parent
+                                  (the runtime's state: other sessions), NULL-terminated, or NULL */
+    bool scratch_tmpfs;        /* the scratch is a fresh tmpfs on the (empty) scratch dir, gone
+                                  with the sandbox: a one-off run, whose scratch lives no longer
+                                  than it; a session's scratch stays a host dir */
+    sbx_early_t *early;        /* a bwrap the caller started for this run, or NULL: sandbox_spawn
+                                  takes it over (uses it, or kills it on any failure) */
+    int workspace_fd;          /* an O_DIRECTORY fd of the workspace the caller keeps (drun-mcp's
+                                  session), bound by fd (bwrap --bind-fd); 0 (a zeroed struct) or
+                                  -1: none, the workspace path is opened once per run instead */
+    int proxy_fd;              /* the sandbox's end of a proxy channel (proxy_sandbox_fd): the command
+                                  runs under the relay, with the proxy variables set; 0 (a zeroed
+                                  struct) or -1: no network at all */
 } sbx_exec_t;
 
 /* Who the sandbox runs as when the caller is root (process-wide, set once

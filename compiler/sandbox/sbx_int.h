@@ -22,13 +22,13 @@ void sbx_free_strvec(strvec_t *v);
 
 struct sandbox {
     const policy_t *pol;
-    policy_t *owned_pol;   /* --artifacts: the policy rebuilt from the manifest */
+    policy_t *owned_pol; /* --artifacts: the policy rebuilt from the manifest */
     facts_t *facts;
     bool owns_facts;
     resolved_t *res;
-    buf_t seccomp;         /* the program bwrap loads */
-    char *bwrap_bin;       /* absolute path of bwrap */
-    char *shim[4];         /* runs before the command inside: prlimit --nproc (not root) */
+    buf_t seccomp;   /* the program bwrap loads */
+    char *bwrap_bin; /* absolute path of bwrap */
+    char *shim[4];   /* runs before the command inside: prlimit --nproc (not root) */
 };
 
 /* The fds a bwrap child gets, at fixed numbers (SBX_FD_*); -1: none. The
@@ -44,8 +44,10 @@ typedef struct spawn_fds {
     int relay;     /* 10: the runner's own binary, bound at SBX_RELAY_PATH (--ro-bind-fd), or -1 */
 } spawn_fds_t;
 
+/* clang-format off */
 enum { SBX_FD_ARGS = 3, SBX_FD_SECCOMP, SBX_FD_STATUS, SBX_FD_EMPTY, SBX_FD_WORKSPACE, SBX_FD_SCRATCH,
        SBX_FD_PROXY, SBX_FD_RELAY, SBX_FD_COUNT };
+/* clang-format on */
 #define SBX_SPAWN_FDS_NONE {-1, -1, -1, -1, -1, -1, -1, -1}
 /* A run with a proxy channel (sbx_exec_t.proxy_fd). */
 #define SBX_PROXIED(x) ((x)->proxy_fd > 0)
@@ -60,14 +62,14 @@ typedef struct sbx_ident {
 
 struct sbx_early {
     pid_t pid;
-    int args_fd;    /* write ends: bwrap's fd 3 (--args) and 4 (--seccomp) */
+    int args_fd;     /* write ends: bwrap's fd 3 (--args) and 4 (--seccomp) */
     int seccomp_fd;
-    int status_fd;  /* read end of bwrap's fd 5 (--json-status-fd) */
-    bool shim;      /* started with the sandbox's shim before the command */
-    int ws_fd;      /* the workspace fd bwrap got (a dup the early run owns) */
-    int sc_fd;      /* the scratch fd bwrap got, or -1 */
+    int status_fd;   /* read end of bwrap's fd 5 (--json-status-fd) */
+    bool shim;       /* started with the sandbox's shim before the command */
+    int ws_fd;       /* the workspace fd bwrap got (a dup the early run owns) */
+    int sc_fd;       /* the scratch fd bwrap got, or -1 */
     bool limits_set; /* the child set the policy's limits before its exec */
-    bool relay;     /* started with the proxy relay before the command */
+    bool relay;      /* started with the proxy relay before the command */
 };
 
 struct sbx_residue {

@@ -238,8 +238,9 @@ static bool run_fds(const sbx_exec_t *x, spawn_fds_t *f, char **err)
     if (f->workspace >= 0 && !x->scratch_tmpfs) f->scratch = hoststate_open_dir("scratch dir", x->scratch, -1, err);
     bool dirs = f->empty >= 0 && f->workspace >= 0 && (x->scratch_tmpfs || f->scratch >= 0);
     /* a proxied run: the channel, and this very binary for the relay */
-    if (dirs && SBX_PROXIED(x) && ((f->proxy = fcntl(x->proxy_fd, F_DUPFD_CLOEXEC, 3)) < 0 ||
-                                   (f->relay = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)) < 0)) {
+    if (dirs && SBX_PROXIED(x) &&
+        ((f->proxy = fcntl(x->proxy_fd, F_DUPFD_CLOEXEC, 3)) < 0 ||
+         (f->relay = open("/proc/self/exe", O_RDONLY | O_CLOEXEC)) < 0)) {
         *err = xasprintf("cannot hand the proxy channel to the sandbox: %s", strerror(errno));
         dirs = false;
     }
@@ -313,7 +314,8 @@ static bool write_whole(int fd, const void *data, size_t len)
 
 /* What the options must start with: the filter's fd, so that any part of
  * them bwrap could be left with still waits for the filter. */
-static const char SECCOMP_FIRST[] = "--seccomp\0" "4";
+static const char SECCOMP_FIRST[] = "--seccomp\0"
+                                    "4";
 
 /* The options, then the filter (see the top of this file). False, with
  * whatever was not written still open (the caller kills bwrap before its

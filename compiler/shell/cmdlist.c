@@ -15,12 +15,14 @@
 
 /* Short options that mean the same as a long one, for the commands where a
  * denylist entry is most often written one way and run another. */
+/* clang-format off */
 static const struct { const char *cmd; char letter; const char *canon; } flag_aliases[] = {
     {"rm", 'r', "--recursive"}, {"rm", 'R', "--recursive"}, {"rm", 'f', "--force"},
     {"cp", 'r', "--recursive"}, {"cp", 'R', "--recursive"}, {"cp", 'f', "--force"},
     {"mv", 'f', "--force"},     {"git", 'f', "--force"},    {"chmod", 'R', "--recursive"},
     {"chown", 'R', "--recursive"}, {"chgrp", 'R', "--recursive"},
 };
+/* clang-format on */
 
 static const char *flag_canon(const char *cmd, char letter)
 {
@@ -30,9 +32,9 @@ static const char *flag_canon(const char *cmd, char letter)
 }
 
 typedef struct pattern {
-    const char *name;          /* the command name */
-    VEC(const char *) flags;   /* "-x" or "--long[=value]", canonical */
-    VEC(const char *) ops;     /* the other words, in order */
+    const char *name;        /* the command name */
+    VEC(const char *) flags; /* "-x" or "--long[=value]", canonical */
+    VEC(const char *) ops;   /* the other words, in order */
 } pattern_t;
 
 static void pattern_free(pattern_t *pat)
@@ -76,9 +78,18 @@ static char *pattern_parse(const char *entry, arena_t *a, pattern_t *pat)
     bool dd = false;
     for (size_t i = 1; i < n; i++) {
         const char *t = words[i].text;
-        if (!dd && !strcmp(t, "--")) { dd = true; continue; }
-        if (dd || t[0] != '-' || !t[1]) { vec_push(&pat->ops, t); continue; }
-        if (t[1] == '-') { vec_push(&pat->flags, t); continue; }
+        if (!dd && !strcmp(t, "--")) {
+            dd = true;
+            continue;
+        }
+        if (dd || t[0] != '-' || !t[1]) {
+            vec_push(&pat->ops, t);
+            continue;
+        }
+        if (t[1] == '-') {
+            vec_push(&pat->flags, t);
+            continue;
+        }
         for (size_t k = 1; t[k]; k++) {
             const char *canon = flag_canon(name, t[k]);
             vec_push(&pat->flags, canon ? canon : arena_strndup(a, (char[]){'-', t[k]}, 2));
@@ -109,13 +120,13 @@ typedef struct lflag {
 /* A command's arguments sorted for lookups, so a check stays O(n log n) on a
  * hostile command with a million words. */
 typedef struct argview {
-    uint64_t shorts[4];          /* short option bytes present */
-    VEC(lflag_t) longs;          /* long options (and aliased short ones), sorted */
-    VEC(const char *) sorted;    /* static operands, sorted */
+    uint64_t shorts[4];            /* short option bytes present */
+    VEC(lflag_t) longs;            /* long options (and aliased short ones), sorted */
+    VEC(const char *) sorted;      /* static operands, sorted */
     VEC(const shell_word_t *) ops; /* operands in order, static or dynamic */
-    bool dyn_opt;                /* a dynamic word where options are still read */
-    bool dyn_any;                /* any dynamic argument */
-    bool dd;                     /* "--" ended the options */
+    bool dyn_opt;                  /* a dynamic word where options are still read */
+    bool dyn_any;                  /* any dynamic argument */
+    bool dd;                       /* "--" ended the options */
 } argview_t;
 
 static int cmp_lflag(const void *a, const void *b) { return strcmp(((const lflag_t *)a)->s, ((const lflag_t *)b)->s); }
@@ -281,8 +292,7 @@ static char *entry_display(const char *e)
     return shell_clip(buf_detach(&b, NULL), SHELL_CLIP);
 }
 
-__attribute__((format(printf, 5, 6)))
-static void decide(checker_t *k, cmdlist_kind_t list, long entry, const shell_cmd_t *c, const char *fmt, ...)
+__attribute__((format(printf, 5, 6))) static void decide(checker_t *k, cmdlist_kind_t list, long entry, const shell_cmd_t *c, const char *fmt, ...)
 {
     va_list ap;
     buf_t b = BUF_INIT;

@@ -38,17 +38,17 @@ typedef struct shell_word {
 /* Why a simple command cannot be checked before it runs. */
 typedef enum shell_opaque {
     SHELL_CHECKABLE = 0,
-    SHELL_OPAQUE_WORD,     /* the command word is dynamic: $CMD, $(..), *, {a,b}, find's {} */
-    SHELL_OPAQUE_EVAL,     /* eval, or a builtin option that runs a string (mapfile -C, bind -x) */
-    SHELL_OPAQUE_SOURCE,   /* source FILE, . FILE */
-    SHELL_OPAQUE_STRING,   /* sh -c, su -c, trap, watch, flock -c with a dynamic string */
-    SHELL_OPAQUE_STDIN,    /* a shell that reads its commands from standard input */
-    SHELL_OPAQUE_FOREIGN,  /* fish -c, csh -c: a language not parsed here */
-    SHELL_OPAQUE_WRAPPED,  /* a wrapper (sudo, env, xargs, ...) whose options are dynamic */
-    SHELL_OPAQUE_OPTION,   /* a wrapper option not understood here, or env -S */
-    SHELL_OPAQUE_FIND,     /* find with dynamic arguments that could add -exec */
-    SHELL_OPAQUE_PROMPT,   /* ${x@P}: prompt expansion runs the substitutions in x */
-    SHELL_OPAQUE_ALIAS,    /* alias NAME=TEXT: text that becomes commands */
+    SHELL_OPAQUE_WORD,      /* the command word is dynamic: $CMD, $(..), *, {a,b}, find's {} */
+    SHELL_OPAQUE_EVAL,      /* eval, or a builtin option that runs a string (mapfile -C, bind -x) */
+    SHELL_OPAQUE_SOURCE,    /* source FILE, . FILE */
+    SHELL_OPAQUE_STRING,    /* sh -c, su -c, trap, watch, flock -c with a dynamic string */
+    SHELL_OPAQUE_STDIN,     /* a shell that reads its commands from standard input */
+    SHELL_OPAQUE_FOREIGN,   /* fish -c, csh -c: a language not parsed here */
+    SHELL_OPAQUE_WRAPPED,   /* a wrapper (sudo, env, xargs, ...) whose options are dynamic */
+    SHELL_OPAQUE_OPTION,    /* a wrapper option not understood here, or env -S */
+    SHELL_OPAQUE_FIND,      /* find with dynamic arguments that could add -exec */
+    SHELL_OPAQUE_PROMPT,    /* ${x@P}: prompt expansion runs the substitutions in x */
+    SHELL_OPAQUE_ALIAS,     /* alias NAME=TEXT: text that becomes commands */
     SHELL_OPAQUE_SUBSCRIPT, /* unset 'a[$(..)]', [[ -v 'a[`..`]' ]]: a subscript that runs code */
 } shell_opaque_t;
 

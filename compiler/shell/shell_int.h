@@ -27,8 +27,15 @@ typedef struct lword {
 
 typedef VEC(lword_t) lwords_t;
 
-typedef enum { T_EOF, T_NEWLINE, T_WORD, T_IONUM, T_OP } tkind_t;
+typedef enum {
+    T_EOF,
+    T_NEWLINE,
+    T_WORD,
+    T_IONUM,
+    T_OP
+} tkind_t;
 
+/* clang-format off */
 typedef enum {
     OP_SEMI, OP_AMP, OP_AND, OP_OR, OP_PIPE, OP_PIPEAMP, OP_LPAREN, OP_RPAREN,
     OP_DSEMI, OP_SEMIAMP, OP_DSEMIAMP,
@@ -36,6 +43,7 @@ typedef enum {
     OP_GREAT, OP_DGREAT, OP_LESSGREAT, OP_CLOBBER, OP_GREATAND, OP_LESSAND,
     OP_DLESS, OP_DLESSDASH, OP_TLESS, OP_ANDGREAT, OP_ANDDGREAT,
 } op_t;
+/* clang-format on */
 
 typedef struct token {
     tkind_t kind;
@@ -98,10 +106,10 @@ void shell_perr(parser_t *p, size_t off, const char *fmt, ...) __attribute__((fo
  * nesting is an error instead of a stack overflow. */
 bool shell_enter(parser_t *p, size_t off);
 void shell_leave(parser_t *p);
-void shell_syntax_error(parser_t *p);        /* "syntax error near TOKEN" */
+void shell_syntax_error(parser_t *p); /* "syntax error near TOKEN" */
 void shell_lword_free(lword_t *w);
 void shell_tok_free(token_t *t);
-void shell_advance(parser_t *p);             /* reads the next token into p->tok */
+void shell_advance(parser_t *p); /* reads the next token into p->tok */
 /* Does "((" end just before from open arithmetic? *close is its "))". */
 bool shell_arith_ahead(const parser_t *p, size_t from, size_t *close);
 /* Reads [from, to) as arithmetic, where only the substitutions run commands. */

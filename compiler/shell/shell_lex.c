@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* clang-format off */
 static const char *const op_text[] = {
     ";", "&", "&&", "||", "|", "|&", "(", ")", ";;", ";&", ";;&",
     "<", ">", ">>", "<>", ">|", ">&", "<&", "<<", "<<-", "<<<", "&>", "&>>",
 };
+/* clang-format on */
 
 static void lex_dollar(parser_t *p, lword_t *w, bool in_dq);
 static void lex_dquote(parser_t *p, lword_t *w, bool heredoc);
@@ -35,8 +37,7 @@ static void set_error(parser_t *p, size_t off, const char *hint, const char *fmt
 
 /* Records the first error as "MSG at offset N" (plus, inside a nested string,
  * " in the WHAT at offset M" with M in the top-level input). */
-__attribute__((format(printf, 3, 4)))
-void shell_perr(parser_t *p, size_t off, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) void shell_perr(parser_t *p, size_t off, const char *fmt, ...)
 {
     if (failed(p)) return;
     va_list ap;
@@ -46,8 +47,7 @@ void shell_perr(parser_t *p, size_t off, const char *fmt, ...)
 }
 
 /* Same, followed by "; HINT" saying what to write instead. */
-__attribute__((format(printf, 4, 5)))
-static void perr_hint(parser_t *p, size_t off, const char *hint, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static void perr_hint(parser_t *p, size_t off, const char *hint, const char *fmt, ...)
 {
     if (failed(p)) return;
     va_list ap;
@@ -107,7 +107,15 @@ void shell_tok_free(token_t *t)
 /* ==== words: quotes ====================================================================== */
 
 /* Assignment-prefix tracking: NAME=, NAME+=, NAME[subscript]= before any quote. */
-enum { AS_START, AS_NAME, AS_SUB, AS_AFTER_SUB, AS_PLUS, AS_DONE, AS_NO };
+enum {
+    AS_START,
+    AS_NAME,
+    AS_SUB,
+    AS_AFTER_SUB,
+    AS_PLUS,
+    AS_DONE,
+    AS_NO
+};
 
 typedef struct wstate {
     int as;         /* AS_* */
@@ -128,10 +136,12 @@ static void as_char(wstate_t *st, lword_t *w, int c, size_t pos_after)
     switch (st->as) {
     case AS_START: st->as = is_name_start(c) ? AS_NAME : AS_NO; break;
     case AS_NAME:
-        if (!is_name_char(c)) st->as = c == '[' ? AS_SUB : c == '+' ? AS_PLUS : c == '=' ? AS_DONE : AS_NO;
+        if (!is_name_char(c)) st->as = c == '[' ? AS_SUB : (c == '+' ? AS_PLUS : (c == '=' ? AS_DONE : AS_NO));
         break;
-    case AS_SUB: if (c == ']') st->as = AS_AFTER_SUB; break;
-    case AS_AFTER_SUB: st->as = c == '=' ? AS_DONE : c == '+' ? AS_PLUS : AS_NO; break;
+    case AS_SUB:
+        if (c == ']') st->as = AS_AFTER_SUB;
+        break;
+    case AS_AFTER_SUB: st->as = c == '=' ? AS_DONE : (c == '+' ? AS_PLUS : AS_NO); break;
     case AS_PLUS: st->as = c == '=' ? AS_DONE : AS_NO; break;
     default: return;
     }
@@ -229,12 +239,20 @@ static bool ansi_escape(parser_t *p, buf_t *b, bool *locale)
     uint32_t v;
     if (c == 'c') {
         int x = at(p, p->pos);
-        if (x < 0) { buf_addc(b, '\\'); buf_addc(b, 'c'); return true; }
+        if (x < 0) {
+            buf_addc(b, '\\');
+            buf_addc(b, 'c');
+            return true;
+        }
         p->pos++;
         v = x == '?' ? 0x7f : (uint32_t)(x & 0x1f);
     } else if (c == 'x' || c == 'u' || c == 'U') {
-        v = read_digits(p, 16, c == 'x' ? 2 : c == 'u' ? 4 : 8, &n);
-        if (!n) { buf_addc(b, '\\'); buf_addc(b, (char)c); return true; }
+        v = read_digits(p, 16, c == 'x' ? 2 : (c == 'u' ? 4 : 8), &n);
+        if (!n) {
+            buf_addc(b, '\\');
+            buf_addc(b, (char)c);
+            return true;
+        }
         if (c != 'x' && v) {
             if (v >= 0x80) *locale = true;
             add_utf8(b, v > 0x10FFFF ? 0xFFFD : v);
@@ -297,12 +315,21 @@ static void lex_dquote(parser_t *p, lword_t *w, bool heredoc)
             p->pos++;
             break;
         }
-        if (c == '$') { lex_dollar(p, w, true); continue; }
-        if (c == '`') { lex_backquote(p, w, true); continue; }
+        if (c == '$') {
+            lex_dollar(p, w, true);
+            continue;
+        }
+        if (c == '`') {
+            lex_backquote(p, w, true);
+            continue;
+        }
         p->pos++;
         if (c == '\\') {
             int n = at(p, p->pos);
-            if (n == '\n') { p->pos++; continue; }
+            if (n == '\n') {
+                p->pos++;
+                continue;
+            }
             if (n == '$' || n == '`' || n == '\\' || (n == '"' && !heredoc)) {
                 buf_addc(&w->val, (char)n);
                 p->pos++;
@@ -335,8 +362,14 @@ bool shell_arith_ahead(const parser_t *p, size_t from, size_t *close)
         } else if (c == '(') {
             level++;
         } else if (c == ')') {
-            if (level > 0) { level--; continue; }
-            if (i + 1 < p->end && p->s[i + 1] == ')') { *close = i; return true; }
+            if (level > 0) {
+                level--;
+                continue;
+            }
+            if (i + 1 < p->end && p->s[i + 1] == ')') {
+                *close = i;
+                return true;
+            }
             return false;
         }
     }
@@ -351,7 +384,10 @@ static bool bracket_ahead(const parser_t *p, size_t from, size_t *close)
         char c = p->s[i];
         if (c == '\\') i++;
         else if (c == '[') level++;
-        else if (c == ']' && level-- == 0) { *close = i; return true; }
+        else if (c == ']' && level-- == 0) {
+            *close = i;
+            return true;
+        }
     }
     return false;
 }
@@ -445,8 +481,15 @@ static void brace_param(parser_t *p, size_t open, bool in_dq)
             p->pos++;
             break;
         }
-        if (c == '}') { p->pos++; continue; }
-        if (c == '{') { level++; p->pos++; continue; }
+        if (c == '}') {
+            p->pos++;
+            continue;
+        }
+        if (c == '{') {
+            level++;
+            p->pos++;
+            continue;
+        }
         if (c == '\\') p->pos += p->pos + 1 < p->end ? 2 : 1;
         else if (c == '\'') single_quote(p, &scratch);
         else if (c == '"') lex_dquote(p, &scratch, false);
@@ -873,7 +916,10 @@ static char *entry_words(const char *e, parser_t *p, lwords_t *words)
     while (!failed(p)) {
         int c = cur(p);
         size_t off = p->pos;
-        if (c == ' ' || c == '\t') { p->pos++; continue; }
+        if (c == ' ' || c == '\t') {
+            p->pos++;
+            continue;
+        }
         if (c < 0) break;
         if (c == '#') perr_hint(p, off, "quote it ('#') to match it literally", "'#' starts a comment");
         else if (c == '\n') perr_hint(p, off, sep_hint, "a newline separates commands");

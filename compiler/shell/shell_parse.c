@@ -23,10 +23,12 @@ static bool is_kw(const parser_t *p, const char *kw)
     return p->tok.kind == T_WORD && !w->quoted && !w->dynamic && w->val.len == n && memcmp(w->val.p, kw, n) == 0;
 }
 
+/* clang-format off */
 static const char *const reserved_words[] = {
     "if", "then", "else", "elif", "fi", "for", "in", "do", "done", "while", "until", "case",
     "esac", "function", "select", "time", "coproc", "{", "}", "!", "[[", "]]", NULL,
 };
+/* clang-format on */
 
 bool shell_in_list(const char *s, const char *const *list)
 {
@@ -338,10 +340,19 @@ static void parse_command(parser_t *p)
         else if (is_kw(p, "for") || is_kw(p, "select")) parse_for(p);
         else if (is_kw(p, "case")) parse_case(p);
         else if (is_kw(p, "[[")) parse_cond(p);
-        else if (is_kw(p, "function")) { parse_function(p); return; }
-        else if (is_kw(p, "coproc")) { parse_coproc(p); return; }
-        else if (is_closer(p) || is_kw(p, "!") || is_kw(p, "]]")) { shell_syntax_error(p); return; }
-        else { parse_simple(p, NULL); return; }
+        else if (is_kw(p, "function")) {
+            parse_function(p);
+            return;
+        } else if (is_kw(p, "coproc")) {
+            parse_coproc(p);
+            return;
+        } else if (is_closer(p) || is_kw(p, "!") || is_kw(p, "]]")) {
+            shell_syntax_error(p);
+            return;
+        } else {
+            parse_simple(p, NULL);
+            return;
+        }
         parse_redirects(p);
         return;
     }

@@ -16,12 +16,20 @@ typedef struct lopt {
     char arg;         /* 0 none, 1 required, 2 optional (only as --name=value) */
 } lopt_t;
 
-enum { W_ASSIGN = 1, W_NUMOPT = 2, W_NOOPTS = 4, W_MORE = 8, W_DASH_I = 16 };
+enum {
+    W_ASSIGN = 1,
+    W_NUMOPT = 2,
+    W_NOOPTS = 4,
+    W_MORE = 8,
+    W_DASH_I = 16
+};
 
+/* clang-format off */
 typedef enum {
     WR_ENV = 1, WR_COMMAND, WR_BUILTIN, WR_EXEC, WR_NICE, WR_NOHUP, WR_TIMEOUT, WR_STDBUF, WR_TIME,
     WR_SUDO, WR_DOAS, WR_XARGS, WR_SETSID, WR_BUSYBOX, WR_WATCH, WR_FLOCK, WR_CHROOT,
 } wrapper_id_t;
+/* clang-format on */
 
 typedef struct wrapper {
     const char *name;
@@ -35,6 +43,7 @@ typedef struct wrapper {
 } wrapper_t;
 
 #define HELP_VERSION {"help", 0, 0}, {"version", 0, 0}
+/* clang-format off */
 static const lopt_t env_longs[] = {
     {"ignore-environment", 'i', 0}, {"null", '0', 0}, {"unset", 'u', 1}, {"chdir", 'C', 1},
     {"split-string", 'S', 1}, {"debug", 'v', 0}, {"default-signal", 0, 2}, {"ignore-signal", 0, 2},
@@ -71,6 +80,7 @@ static const lopt_t flock_longs[] = {
     {"conflict-exit-code", 'E', 1}, {"close", 'o', 0}, {"no-fork", 'F', 0}, {"verbose", 0, 0}, HELP_VERSION,
     {NULL, 0, 0}};
 static const lopt_t chroot_longs[] = {{"userspec", 0, 1}, {"groups", 0, 1}, {"skip-chdir", 0, 0}, HELP_VERSION, {NULL, 0, 0}};
+/* clang-format on */
 
 /* Options are those of GNU coreutils/findutils 9.x, sudo 1.9, OpenDoas, procps
  * watch and bash's builtins. An option not listed makes the command opaque:
@@ -191,12 +201,21 @@ static size_t scan_wrapper(parser_t *p, size_t idx, const wrapper_t *wr, optscan
         const shell_word_t *w = &p->sh->cmds.v[idx].words[i];
         if (w->dynamic) return set_opaque(p, idx, SHELL_OPAQUE_WRAPPED);
         const char *t = w->text;
-        if ((wr->how & W_ASSIGN) && env_assign(t)) { i++; continue; }
+        if ((wr->how & W_ASSIGN) && env_assign(t)) {
+            i++;
+            continue;
+        }
         if ((wr->how & W_NOOPTS) || t[0] != '-' || !t[1]) {
-            if ((wr->how & W_DASH_I) && !strcmp(t, "-")) { i++; continue; }
+            if ((wr->how & W_DASH_I) && !strcmp(t, "-")) {
+                i++;
+                continue;
+            }
             break;
         }
-        if (!strcmp(t, "--")) { i++; break; }
+        if (!strcmp(t, "--")) {
+            i++;
+            break;
+        }
         size_t next;
         if (t[1] == '-') next = scan_long(p, idx, wr, os, i);
         else if ((wr->how & W_NUMOPT) && strspn(t + 1, "0123456789") == strlen(t + 1)) next = i + 1;
@@ -243,7 +262,10 @@ static void classify_wrapper(parser_t *p, size_t idx, const wrapper_t *wr)
         break;
     case WR_ENV:
         /* env -S splits a string into a command with rules of its own. */
-        if (os.seen['S']) { set_opaque(p, idx, SHELL_OPAQUE_OPTION); return; }
+        if (os.seen['S']) {
+            set_opaque(p, idx, SHELL_OPAQUE_OPTION);
+            return;
+        }
         break;
     case WR_SUDO:
         if (os.seen['e']) return; /* sudoedit: the operands are files */
@@ -255,7 +277,10 @@ static void classify_wrapper(parser_t *p, size_t idx, const wrapper_t *wr)
         /* Without -x, watch joins its arguments and runs them with sh -c. */
         if (!os.seen['x']) {
             for (size_t k = 0; k < n; k++)
-                if (inner[k].dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); return; }
+                if (inner[k].dynamic) {
+                    set_opaque(p, idx, SHELL_OPAQUE_STRING);
+                    return;
+                }
             buf_t b = BUF_INIT;
             join_words(&b, inner, n);
             shell_parse_nested(p, b.p, b.len, c.offset, "'watch' command", c.depth);
@@ -267,13 +292,16 @@ static void classify_wrapper(parser_t *p, size_t idx, const wrapper_t *wr)
         /* flock FILE -c STRING runs STRING with sh -c. */
         if (!strcmp(inner[0].text, "-c") || !strcmp(inner[0].text, "--command")) {
             if (n < 2) return;
-            if (inner[1].dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); return; }
+            if (inner[1].dynamic) {
+                set_opaque(p, idx, SHELL_OPAQUE_STRING);
+                return;
+            }
             shell_parse_nested(p, inner[1].text, inner[1].len, c.offset, "'flock -c' string", c.depth);
             return;
         }
         break;
     case WR_XARGS: {
-        const char *r = os.seen['I'] ? os.arg['I'] : os.seen['i'] ? (os.arg['i'] ? os.arg['i'] : "{}") : NULL;
+        const char *r = os.seen['I'] ? os.arg['I'] : (os.seen['i'] ? (os.arg['i'] ? os.arg['i'] : "{}") : NULL);
         if (r && *r) inner = xargs_replace(p, inner, n, r);
         else more = true; /* items from its input are appended as arguments */
         break;
@@ -297,7 +325,10 @@ static void classify_shell(parser_t *p, size_t idx, const char *name)
             return;
         }
         const char *t = w->text;
-        if (!strcmp(t, "--") || !strcmp(t, "-")) { i++; break; }
+        if (!strcmp(t, "--") || !strcmp(t, "-")) {
+            i++;
+            break;
+        }
         size_t skip = 0;
         if (t[0] == '-' && t[1] == '-') {
             skip = !strcmp(t, "--rcfile") || !strcmp(t, "--init-file") || !strcmp(t, "--emulate");
@@ -311,12 +342,18 @@ static void classify_shell(parser_t *p, size_t idx, const char *name)
             break;
         }
         for (i++; skip && i < c.nwords; skip--, i++)
-            if (!option_arg_ok(&c.words[i])) { set_opaque(p, idx, SHELL_OPAQUE_WRAPPED); return; }
+            if (!option_arg_ok(&c.words[i])) {
+                set_opaque(p, idx, SHELL_OPAQUE_WRAPPED);
+                return;
+            }
     }
     if (dash_c) {
         if (i >= c.nwords) return; /* the shell refuses: nothing runs */
         const shell_word_t *s = &c.words[i];
-        if (s->dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); return; }
+        if (s->dynamic) {
+            set_opaque(p, idx, SHELL_OPAQUE_STRING);
+            return;
+        }
         buf_t what = BUF_INIT;
         buf_printf(&what, "'%s -c' string", name);
         shell_parse_nested(p, s->text, s->len, c.offset, buf_cstr(&what), c.depth);
@@ -343,7 +380,10 @@ static void classify_dash_c(parser_t *p, size_t idx, const char *name)
         }
         if (!strcmp(t, "--command") || !strcmp(t, "--session-command")) {
             if (!next) break;
-            if (next->dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); break; }
+            if (next->dynamic) {
+                set_opaque(p, idx, SHELL_OPAQUE_STRING);
+                break;
+            }
             str = next->text;
             i++;
         } else if (!strncmp(t, "--command=", 10) || !strncmp(t, "--session-command=", 18)) {
@@ -352,7 +392,10 @@ static void classify_dash_c(parser_t *p, size_t idx, const char *name)
             if (q[1]) {
                 str = q + 1;
             } else if (next) {
-                if (next->dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); break; }
+                if (next->dynamic) {
+                    set_opaque(p, idx, SHELL_OPAQUE_STRING);
+                    break;
+                }
                 str = next->text;
                 i++;
             }
@@ -371,10 +414,12 @@ bool shell_subscript_code(const char *t)
     return b && (strstr(b, "$(") || strchr(b, '`') || strstr(b, "${") || strstr(b, "$["));
 }
 
+/* clang-format off */
 static const char *const name_builtins[] = {
     "unset", "declare", "typeset", "local", "export", "readonly", "read", "printf", "test", "[",
     "let", "mapfile", "readarray", "wait", "getopts", NULL,
 };
+/* clang-format on */
 
 static bool has_subscript_code(const shell_cmd_t *c)
 {
@@ -455,7 +500,10 @@ static void classify_trap(parser_t *p, size_t idx)
     }
     if (c.nwords - i < 2) return; /* listing, or resetting one signal */
     const shell_word_t *a = &c.words[i];
-    if (a->dynamic) { set_opaque(p, idx, SHELL_OPAQUE_STRING); return; }
+    if (a->dynamic) {
+        set_opaque(p, idx, SHELL_OPAQUE_STRING);
+        return;
+    }
     if (!a->len || !strcmp(a->text, "-")) return;
     shell_parse_nested(p, a->text, a->len, c.offset, "trap action", c.depth);
 }
@@ -463,9 +511,11 @@ static void classify_trap(parser_t *p, size_t idx)
 /* Builtins with an option that runs a string as code. */
 static bool runs_code_option(const shell_cmd_t *c, const char *name)
 {
+    /* clang-format off */
     static const struct { const char *name, *letters; } table[] = {
         {"mapfile", "C"}, {"readarray", "C"}, {"complete", "C"}, {"compgen", "C"}, {"bind", "x"}, {"enable", "f"},
     };
+    /* clang-format on */
     for (size_t t = 0; t < sizeof table / sizeof table[0]; t++) {
         if (strcmp(name, table[t].name)) continue;
         for (size_t i = 1; i < c->nwords; i++) {

@@ -202,8 +202,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < HEAVY_RUNS; i++) {
         char out[64];
         snprintf(out, sizeof out, "allowed/out%d", i);
-        export_req_t r = {.allow = allow, .nallow = 1, .output_dir = P(out), .paths = ten,
-                          .npaths = 10};
+        export_req_t r = {.allow = allow, .nallow = 1, .output_dir = P(out), .paths = ten, .npaths = 10};
         export_res_t res;
         t0 = now_ms();
         if (export_run(c, &r, &res, &err) < 0 || res.written.n != 1000)
@@ -220,8 +219,15 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "mnt%d", i);
         mkdir(P(name), 0700);
         int mws = open(P(name), O_RDONLY | O_DIRECTORY);
-        mountin_req_t r = {.allow = allow2, .nallow = 1, .source = P("ws"), .ws_fd = mws,
-                           .target = "ws", .budget = 1ULL << 40, .own = {(uid_t)-1, (gid_t)-1}};
+        mountin_req_t r = {
+            .allow = allow2,
+            .nallow = 1,
+            .source = P("ws"),
+            .ws_fd = mws,
+            .target = "ws",
+            .budget = 1ULL << 40,
+            .own = {(uid_t)-1, (gid_t)-1},
+        };
         mountin_res_t res;
         t0 = now_ms();
         if (mountin_copy(&r, &res, &err) < 0 || res.files != NDIRS * NFILES)

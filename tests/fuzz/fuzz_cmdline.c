@@ -17,7 +17,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
-#define REQUIRE(c) do { if (!(c)) __builtin_trap(); } while (0)
+#define REQUIRE(c)                  \
+    do {                            \
+        if (!(c)) __builtin_trap(); \
+    } while (0)
 
 static const char *const deny[] = {"rm -rf", "git push --force", "curl", "npm publish --tag=latest", "sudo"};
 static const char *const allow[] = {"ls", "git status", "echo", "sh", "env", "cat", "xargs"};

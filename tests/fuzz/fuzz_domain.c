@@ -15,7 +15,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define REQUIRE(c) do { if (!(c)) __builtin_trap(); } while (0)
+#define REQUIRE(c)                  \
+    do {                            \
+        if (!(c)) __builtin_trap(); \
+    } while (0)
 
 static char *cat(const char *a, const char *b)
 {

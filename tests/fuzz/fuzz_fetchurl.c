@@ -11,12 +11,12 @@
 #include "fetch_url.h"
 #include "netaddr.h"
 
-#define REQUIRE(c)                                                       \
-    do {                                                                 \
-        if (!(c)) {                                                      \
+#define REQUIRE(c)                                                                     \
+    do {                                                                               \
+        if (!(c)) {                                                                    \
             fprintf(stderr, "invariant failed: %s (%s:%d)\n", #c, __FILE__, __LINE__); \
-            abort();                                                     \
-        }                                                                \
+            abort();                                                                   \
+        }                                                                              \
     } while (0)
 
 static void check_url(const fetch_url_t *u)

@@ -93,10 +93,12 @@ static void fuzz_lint(const uint8_t *data, size_t size)
     lint_report_free(&r);
 }
 
+/* clang-format off */
 static const char *const questions[] = {
     "~/.ssh/id_rsa", "${WORKSPACE}/.git/hooks/pre-commit", "${WORKSPACE}/src/a.c", "/etc/passwd", "~/out/keep",
     "~/src/x/.env", "/bin/sh", "~", "/", "${SCRATCH}/.bashrc",
 };
+/* clang-format on */
 
 static void fuzz_explain(const policy_t *p)
 {

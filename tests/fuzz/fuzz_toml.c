@@ -14,12 +14,12 @@
 
 #include "toml.h"
 
-#define REQUIRE(cond)                                                         \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
+#define REQUIRE(cond)                                                             \
+    do {                                                                          \
+        if (!(cond)) {                                                            \
             fprintf(stderr, "fuzz_toml: %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            abort();                                                          \
-        }                                                                     \
+            abort();                                                              \
+        }                                                                         \
     } while (0)
 
 static void check_span(const source_t *src, span_t sp)

@@ -73,16 +73,32 @@ static void print(const job_t *j)
 int main(int argc, char **argv)
 {
     probe_t p = {.cancel_after = -1};
-    fetch_req_t req = {.timeout_ms = 10000, .connect_timeout_ms = 5000, .max_bytes = 1 << 20,
-                       .max_redirects = 5, .host_allowed = allowed, .progress = progress, .ctx = &p};
+    fetch_req_t req = {
+        .timeout_ms = 10000,
+        .connect_timeout_ms = 5000,
+        .max_bytes = 1 << 20,
+        .max_redirects = 5,
+        .host_allowed = allowed,
+        .progress = progress,
+        .ctx = &p,
+    };
     const char *out = NULL, *url = NULL;
     int threads = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--private") == 0) { req.allow_private = true; continue; }
-        if (a[0] != '-') { url = a; continue; }
-        if (!v) { fprintf(stderr, "usage: see fetch_probe.c\n"); return 2; }
+        if (strcmp(a, "--private") == 0) {
+            req.allow_private = true;
+            continue;
+        }
+        if (a[0] != '-') {
+            url = a;
+            continue;
+        }
+        if (!v) {
+            fprintf(stderr, "usage: see fetch_probe.c\n");
+            return 2;
+        }
         if (strcmp(a, "--allow") == 0 && p.nallow < 32) p.allow[p.nallow++] = v;
         else if (strcmp(a, "--max-bytes") == 0) req.max_bytes = atoll(v);
         else if (strcmp(a, "--timeout") == 0) req.timeout_ms = atol(v);
@@ -91,10 +107,16 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--cancel-after") == 0) p.cancel_after = atoll(v);
         else if (strcmp(a, "--threads") == 0) threads = atoi(v);
         else if (strcmp(a, "--out") == 0) out = v;
-        else { fprintf(stderr, "fetch_probe: unknown option %s\n", a); return 2; }
+        else {
+            fprintf(stderr, "fetch_probe: unknown option %s\n", a);
+            return 2;
+        }
         i++;
     }
-    if (!out || !url) { fprintf(stderr, "fetch_probe: --out FILE and URL are required\n"); return 2; }
+    if (!out || !url) {
+        fprintf(stderr, "fetch_probe: --out FILE and URL are required\n");
+        return 2;
+    }
     signal(SIGPIPE, SIG_IGN);
     req.url = url;
 
@@ -105,10 +127,16 @@ int main(int argc, char **argv)
         jobs[i].path = threads > 0 ? xasprintf("%s.%d", out, i) : xstrdup(out);
         jobs[i].req = req;
         jobs[i].req.out_fd = open(jobs[i].path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (jobs[i].req.out_fd < 0) { perror(jobs[i].path); return 2; }
+        if (jobs[i].req.out_fd < 0) {
+            perror(jobs[i].path);
+            return 2;
+        }
     }
     for (int i = 0; i < n; i++)
-        if (pthread_create(&tid[i], NULL, run, &jobs[i]) != 0) { perror("pthread_create"); return 2; }
+        if (pthread_create(&tid[i], NULL, run, &jobs[i]) != 0) {
+            perror("pthread_create");
+            return 2;
+        }
     int rc = 0;
     for (int i = 0; i < n; i++) {
         pthread_join(tid[i], NULL);

@@ -75,7 +75,12 @@ static char *xstrndup_(const char *s, size_t n)
 
 /* ---- s-expressions --------------------------------------------------------------------- */
 
-typedef enum { N_LIST, N_SYM, N_STR, N_RAWSTR } nkind_t;
+typedef enum {
+    N_LIST,
+    N_SYM,
+    N_STR,
+    N_RAWSTR
+} nkind_t;
 
 typedef struct node {
     nkind_t kind;
@@ -251,7 +256,7 @@ static char *map_path(const char *path)
 
 typedef struct rule {
     bool allow;
-    node_t *form;  /* the whole (allow ...) form */
+    node_t *form; /* the whole (allow ...) form */
     size_t first_filter;
     unsigned line;
 } rule_t;
@@ -390,9 +395,11 @@ static bool name_filter_matches(const node_t *f, const char *name)
     static const struct {
         const char *filter;
         bool prefix;
+        /* clang-format off */
     } names[] = {{"sysctl-name", false},        {"global-name", false},   {"ipc-posix-name", false},
                  {"local-name", false},         {"socket-domain", false}, {"sysctl-name-prefix", true},
                  {"ipc-posix-name-prefix", true}};
+    /* clang-format on */
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         if (strcmp(h, names[k].filter) != 0) continue;
         char *a = name_arg(f);
@@ -490,7 +497,8 @@ static void load(const char *file)
             bool is_under = c->kind == N_LIST && c->n == 3 && is_sym(c->kids[0], "drun-under?");
             if (n->n != 3 || !(in_session || is_under) || n->kids[2]->kind != N_LIST)
                 die("line %u: unsupported (if ...): only (if (drun-in-session? PATH) RULE) and "
-                    "(if (drun-under? PATH ROOT) RULE)", n->line);
+                    "(if (drun-under? PATH ROOT) RULE)",
+                    n->line);
             char *path = eval_str(c->kids[1]);
             bool holds;
             if (in_session) {
@@ -584,7 +592,7 @@ int main(int argc, char **argv)
             snprintf(one, sizeof one, "%s%s=%c%u", k ? " " : "", tag[k], ok[k] ? '+' : '-', r ? r->line : 0);
             strcat(detail, one);
         }
-        const char *level = !ok[0] ? "none" : ok[1] && ok[2] ? "write" : "read";
+        const char *level = !ok[0] ? "none" : (ok[1] && ok[2] ? "write" : "read");
         printf("%s\t%s\t%s\n", level, detail, line);
         free(path);
     }

@@ -163,14 +163,20 @@ static long ck_int80_getpid(void)
 {
     long ret;
     __asm__ volatile("int $0x80" : "=a"(ret) : "a"(20L) : "memory", "r8", "r9", "r10", "r11");
-    if (ret < 0 && ret > -4096) { errno = (int)-ret; return -1; }
+    if (ret < 0 && ret > -4096) {
+        errno = (int)-ret;
+        return -1;
+    }
     return ret;
 }
 /* getpid through the x32 ABI: the x86_64 number with bit 30 set. */
 static long ck_x32_getpid(void) { return syscall(0x40000000L | SYS_getpid); }
 #endif
 
-static const struct { const char *name; check_fn fn; } checks[] = {
+static const struct {
+    const char *name;
+    check_fn fn;
+} checks[] = {
     {"socket-unix", ck_socket_unix},
     {"socket-unix-hibits", ck_socket_unix_hibits},
     {"socket-inet", ck_socket_inet},
@@ -230,10 +236,16 @@ static const struct { const char *name; check_fn fn; } checks[] = {
 static void run_check(const char *name, check_fn fn)
 {
     int pfd[2];
-    if (pipe(pfd) < 0) { perror("pipe"); exit(2); }
+    if (pipe(pfd) < 0) {
+        perror("pipe");
+        exit(2);
+    }
     fflush(stdout);
     pid_t pid = fork();
-    if (pid < 0) { perror("fork"); exit(2); }
+    if (pid < 0) {
+        perror("fork");
+        exit(2);
+    }
     if (pid == 0) {
         struct rlimit no_core = {0, 0};
         setrlimit(RLIMIT_CORE, &no_core);
@@ -289,7 +301,10 @@ static int emit(int argc, char **argv)
 static void load(const char *file)
 {
     FILE *f = fopen(file, "rb");
-    if (!f) { perror(file); exit(2); }
+    if (!f) {
+        perror(file);
+        exit(2);
+    }
     buf_t b = BUF_INIT;
     char chunk[4096];
     size_t n;
@@ -297,7 +312,10 @@ static void load(const char *file)
     fclose(f);
     const char *why;
     size_t at;
-    if (!bpf_check(b.p, b.len, &at, &why)) { fprintf(stderr, "%s: %s at %zu\n", file, why, at); exit(2); }
+    if (!bpf_check(b.p, b.len, &at, &why)) {
+        fprintf(stderr, "%s: %s at %zu\n", file, why, at);
+        exit(2);
+    }
     struct sock_fprog prog = {(unsigned short)(b.len / 8), (struct sock_filter *)(void *)b.p};
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
         perror("seccomp");

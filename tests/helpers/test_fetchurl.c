@@ -16,6 +16,7 @@ typedef struct {
     bool is_ip;
 } pcase_t;
 
+/* clang-format off */
 static const pcase_t pcases[] = {
     {"http://example.com/", "http://example.com/", "example.com", false},
     {"HTTPS://ExAmple.COM./a?b#frag", "https://example.com/a?b", "example.com", false},
@@ -82,6 +83,7 @@ static const pcase_t pcases[] = {
     {"http://xn--zz.com\xc3\xa4/", NULL, "IDNA", false},
     {"http://-bad\xc3\xa4.com/", NULL, "IDNA", false},
 };
+/* clang-format on */
 
 static void test_parse(void)
 {

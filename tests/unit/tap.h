@@ -27,7 +27,10 @@ static inline int tap_check(int ok, const char *name, const char *file, int line
 static inline void tap_show(const char *label, const char *s)
 {
     printf("#   %s: ", label);
-    if (!s) { printf("(null)\n"); return; }
+    if (!s) {
+        printf("(null)\n");
+        return;
+    }
     printf("\"");
     for (; *s; s++) {
         if (*s == '\n') printf("\\n\n#         ");
@@ -37,19 +40,19 @@ static inline void tap_show(const char *label, const char *s)
 }
 
 #define CHECK(cond, name) tap_check(!!(cond), (name), __FILE__, __LINE__)
-#define CHECK_STR(got, want, name)                                                   \
-    do {                                                                             \
-        const char *g_ = (got), *w_ = (want);                                        \
+#define CHECK_STR(got, want, name)                                                     \
+    do {                                                                               \
+        const char *g_ = (got), *w_ = (want);                                          \
         if (!tap_check(g_ && w_ && strcmp(g_, w_) == 0, (name), __FILE__, __LINE__)) { \
-            tap_show("got ", g_);                                                    \
-            tap_show("want", w_);                                                    \
-        }                                                                            \
+            tap_show("got ", g_);                                                      \
+            tap_show("want", w_);                                                      \
+        }                                                                              \
     } while (0)
-#define CHECK_INT(got, want, name)                                                   \
-    do {                                                                             \
-        long long g_ = (long long)(got), w_ = (long long)(want);                     \
-        if (!tap_check(g_ == w_, (name), __FILE__, __LINE__))                        \
-            printf("#   got %lld, want %lld\n", g_, w_);                             \
+#define CHECK_INT(got, want, name)                               \
+    do {                                                         \
+        long long g_ = (long long)(got), w_ = (long long)(want); \
+        if (!tap_check(g_ == w_, (name), __FILE__, __LINE__))    \
+            printf("#   got %lld, want %lld\n", g_, w_);         \
     } while (0)
 
 static inline int tap_done(void)

@@ -21,7 +21,10 @@ static void test_buf(void)
     buf_addc(&b, '\0');
     buf_printf(&b, "%d-%s", 42, "x");
     CHECK_INT(b.len, 8, "embedded NUL kept, length counts it");
+    /* "\0" "42" must stay two literals, and on one line */
+    /* clang-format off */
     CHECK(memcmp(b.p, "abc\0" "42-x", 8) == 0 && b.p[8] == '\0', "content and terminator");
+    /* clang-format on */
     for (int i = 0; i < 100000; i++) buf_addc(&b, 'z');
     CHECK_INT(b.len, 100008, "growth to 100k");
     buf_truncate(&b, 3);
@@ -70,7 +73,7 @@ static void test_source_columns(void)
     for (int i = 0; i < 3000; i++) {
         seed = seed * 1103515245u + 12345u;
         unsigned k = (seed >> 16) % 40;
-        buf_adds(&b, pieces[k < 6 ? k : k < 39 ? 0 : 6]);
+        buf_adds(&b, pieces[k < 6 ? k : (k < 39 ? 0 : 6)]);
     }
     buf_adds(&b, "\n");
     for (int i = 0; i < 700; i++) buf_adds(&b, i % 3 ? "x" : "\xc3\xa9"); /* one long line, no newline at the end */

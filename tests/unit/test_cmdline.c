@@ -29,11 +29,11 @@ static char *split_n(const char *cmd, size_t len)
     return buf_detach(&b, NULL);
 }
 
-#define SPLIT(cmd, want)                            \
-    do {                                            \
-        char *got_ = split_n((cmd), strlen(cmd));   \
-        CHECK_STR(got_, (want), "split: " cmd);     \
-        free(got_);                                 \
+#define SPLIT(cmd, want)                          \
+    do {                                          \
+        char *got_ = split_n((cmd), strlen(cmd)); \
+        CHECK_STR(got_, (want), "split: " cmd);   \
+        free(got_);                               \
     } while (0)
 
 typedef struct lists {
@@ -358,11 +358,13 @@ static void test_nesting(void)
     cmdlist_verdict_free(&v);
     free(s);
 
+    /* clang-format off */
     static const char *const deep[][3] = {
         {"( ", "ls", " )"}, {"{ ", "ls", "; }"}, {"$( ", "ls", ")"}, {"${x:-", "y", "}"}, {"if a; then ", "ls", "; fi"},
         {"\"$(", "ls", ")\""}, {"sudo ", "ls", ""}, {"while ", "a", "; do b; done"}, {"[[ $(", "a", ") ]]"},
         {"<(", "ls", ")"}, {"a=($(", "ls", "))"}, {"$(( $(", "1", ") ))"}, {"f() { ", "ls", "; }"},
     };
+    /* clang-format on */
     for (size_t k = 0; k < N(deep); k++) {
         s = nest(deep[k][0], deep[k][1], deep[k][2], 100000);
         char name[80];

@@ -25,6 +25,7 @@ static const char facts_json[] =
 
 static const roots_t roots = {"/ws", "/sc", NULL, false};
 
+/* clang-format off */
 static const char *const table[] = {
     "/ws/a.txt", "/ws/sub/a.txt", "/ws/sub/.git/hooks/pre-commit", "/ws/sub/.git/hooks", "/ws/sub/.git/config",
     "/ws/sub/.git/config.lock", "/ws/sub/.git/objects/ab/cd", "/ws/sub/.mcp.json", "/ws/sub/mcp.json",
@@ -45,6 +46,7 @@ static const char *const table[] = {
     "/ws/.claude/notes.md", "/ws/.cursor/mcp.json", "/ws/.npmrc", "/ws/a/.yarnrc.yml", "/ws/.zshenv",
     "/ws/.zlogin", "/ws/.bash_login", "/ws/.bash_logout", "/ws/.config/fish/config.fish", "/ws/.config/fish/x",
 };
+/* clang-format on */
 
 static bool always_repo(void *ctx, const char *dir)
 {
@@ -80,6 +82,7 @@ int main(void)
     }
     CHECK(bad == 0, "decide_path (no probe) and the SBPL profile agree on every path of the table");
 
+    /* clang-format off */
     struct { const char *path; level_t want; } pin[] = {
         {"/ws/sub/.git/hooks/pre-commit", LVL_READ}, {"/ws/.git/modules/lib/hooks/x", LVL_READ},
         {"/ws/.git/modules/lib/config", LVL_READ},  {"/ws/bare.git/hooks/x", LVL_READ},
@@ -98,6 +101,7 @@ int main(void)
         {"/ws/.bash_logout", LVL_READ},             {"/ws/.config/fish/config.fish", LVL_READ},
         {"/ws/.config/fish/x", LVL_WRITE},
     };
+    /* clang-format on */
     for (size_t i = 0; i < sizeof pin / sizeof *pin; i++) {
         char name[200];
         snprintf(name, sizeof name, "%s is %s", pin[i].path, policy_level_name(pin[i].want));

@@ -55,21 +55,33 @@ static char *apply(const char *a, const char *patch, size_t *changed)
     while (ok && i < p.n) {
         unsigned long os = 0, oc = 1, ns = 0, nc = 1;
         const char *h = p.v[i++];
-        if (strncmp(h, "@@ -", 4) != 0) { ok = false; break; }
+        if (strncmp(h, "@@ -", 4) != 0) {
+            ok = false;
+            break;
+        }
         char *e;
         os = strtoul(h + 4, &e, 10);
         if (*e == ',') oc = strtoul(e + 1, &e, 10);
-        if (strncmp(e, " +", 2) != 0) { ok = false; break; }
+        if (strncmp(e, " +", 2) != 0) {
+            ok = false;
+            break;
+        }
         ns = strtoul(e + 2, &e, 10);
         if (*e == ',') nc = strtoul(e + 1, &e, 10);
         size_t start = oc ? os - 1 : os; /* 0-based index of the first old line */
-        if (start < at || start > src.n) { ok = false; break; }
+        if (start < at || start > src.n) {
+            ok = false;
+            break;
+        }
         for (; at < start; at++) buf_printf(&out, "%s\n", src.v[at]);
         size_t seen_o = 0, seen_n = 0;
         while (i < p.n && p.v[i][0] != '@') {
             const char *l = p.v[i++];
             if (l[0] == ' ' || l[0] == '-') {
-                if (at >= src.n || strcmp(src.v[at], l + 1) != 0) { ok = false; break; }
+                if (at >= src.n || strcmp(src.v[at], l + 1) != 0) {
+                    ok = false;
+                    break;
+                }
                 at++, seen_o++;
             }
             if (l[0] == ' ' || l[0] == '+') buf_printf(&out, "%s\n", l + 1), seen_n++;
@@ -96,8 +108,10 @@ static size_t lcs(const char *a, const char *b)
     size_t *row = xcalloc((y.n + 1) * 2, sizeof *row), *prev = row, *cur = row + y.n + 1;
     for (size_t i = 1; i <= x.n; i++) {
         for (size_t j = 1; j <= y.n; j++)
-            cur[j] = strcmp(x.v[i - 1], y.v[j - 1]) == 0 ? prev[j - 1] + 1 : prev[j] > cur[j - 1] ? prev[j] : cur[j - 1];
-        size_t *t = prev; prev = cur; cur = t;
+            cur[j] = strcmp(x.v[i - 1], y.v[j - 1]) == 0 ? prev[j - 1] + 1 : (prev[j] > cur[j - 1] ? prev[j] : cur[j - 1]);
+        size_t *t = prev;
+        prev = cur;
+        cur = t;
     }
     size_t r = prev[y.n];
     free(row);
@@ -126,7 +140,10 @@ static char *random_text(size_t lines, unsigned alphabet)
 int main(void)
 {
     char *d;
-    { buf_t e = BUF_INIT; CHECK(!diff_unified("a", "x\n", 2, "b", "x\n", 2, &e) && e.len == 0, "equal texts: no diff"); }
+    {
+        buf_t e = BUF_INIT;
+        CHECK(!diff_unified("a", "x\n", 2, "b", "x\n", 2, &e) && e.len == 0, "equal texts: no diff");
+    }
     d = udiff("a\nb\nc\n", "a\nB\nc\n");
     CHECK_STR(d, "--- a\n+++ b\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n", "one changed line, with context");
     free(d);

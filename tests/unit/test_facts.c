@@ -47,7 +47,8 @@ static void golden_round_trip(const char *file)
     size_t named = 0;
     for (const char *p = in.p; p && (p = strstr(p, "\"realpath\"")); p++) named++;
     if (!CHECK(g && g->paths.n == named && f->paths.n == named && again.len == out.len &&
-                   memcmp(again.p, out.p, out.len) == 0, name))
+                   memcmp(again.p, out.p, out.len) == 0,
+               name))
         tap_show("err", err);
     facts_free(f);
     facts_free(g);

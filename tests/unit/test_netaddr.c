@@ -26,7 +26,7 @@ static const case_t cases[] = {
     {"126.255.255.255", NETADDR_PUBLIC},
     {"128.0.0.0", NETADDR_PUBLIC},
     {"::1", NETADDR_LOOPBACK},
-    {"::2", NETADDR_UNSPECIFIED},               /* IPv4-compatible ::0.0.0.2 */
+    {"::2", NETADDR_UNSPECIFIED}, /* IPv4-compatible ::0.0.0.2 */
     /* RFC 1918 */
     {"10.0.0.0", NETADDR_PRIVATE},
     {"10.255.255.255", NETADDR_PRIVATE},
@@ -101,13 +101,13 @@ static const case_t cases[] = {
     {"3fff:0fff::1", NETADDR_DOCUMENTATION},
     {"3fff:1000::1", NETADDR_PUBLIC},
     {"2001:2::1", NETADDR_BENCHMARK},
-    {"2001::1", NETADDR_RESERVED},              /* Teredo */
-    {"2001:10::1", NETADDR_RESERVED},           /* ORCHID */
-    {"2001:1ff:ffff::1", NETADDR_RESERVED},     /* last of 2001::/23 */
-    {"2001:200::1", NETADDR_PUBLIC},            /* first after it */
-    {"100::1", NETADDR_RESERVED},               /* discard-only */
+    {"2001::1", NETADDR_RESERVED},          /* Teredo */
+    {"2001:10::1", NETADDR_RESERVED},       /* ORCHID */
+    {"2001:1ff:ffff::1", NETADDR_RESERVED}, /* last of 2001::/23 */
+    {"2001:200::1", NETADDR_PUBLIC},        /* first after it */
+    {"100::1", NETADDR_RESERVED},           /* discard-only */
     {"5f00::1", NETADDR_RESERVED},
-    {"4000::1", NETADDR_RESERVED},              /* outside 2000::/3 */
+    {"4000::1", NETADDR_RESERVED},          /* outside 2000::/3 */
     {"1fff:ffff::1", NETADDR_RESERVED},
     /* IPv4 disguised as IPv6 */
     {"::ffff:127.0.0.1", NETADDR_LOOPBACK},
@@ -116,15 +116,15 @@ static const case_t cases[] = {
     {"::ffff:169.254.169.254", NETADDR_METADATA},
     {"::ffff:0.0.0.0", NETADDR_UNSPECIFIED},
     {"::ffff:8.8.8.8", NETADDR_PUBLIC},
-    {"::ffff:0:127.0.0.1", NETADDR_LOOPBACK},   /* IPv4-translated */
-    {"::127.0.0.1", NETADDR_LOOPBACK},          /* IPv4-compatible */
+    {"::ffff:0:127.0.0.1", NETADDR_LOOPBACK}, /* IPv4-translated */
+    {"::127.0.0.1", NETADDR_LOOPBACK},        /* IPv4-compatible */
     {"::192.168.1.1", NETADDR_PRIVATE},
-    {"::8.8.8.8", NETADDR_RESERVED},            /* compatible form of a public address */
-    {"64:ff9b::127.0.0.1", NETADDR_LOOPBACK},   /* NAT64 */
+    {"::8.8.8.8", NETADDR_RESERVED},          /* compatible form of a public address */
+    {"64:ff9b::127.0.0.1", NETADDR_LOOPBACK}, /* NAT64 */
     {"64:ff9b::a9fe:a9fe", NETADDR_METADATA},
     {"64:ff9b::8.8.8.8", NETADDR_PUBLIC},
-    {"64:ff9b:1::8.8.8.8", NETADDR_RESERVED},   /* local-use NAT64 */
-    {"2002:7f00:1::", NETADDR_LOOPBACK},        /* 6to4 */
+    {"64:ff9b:1::8.8.8.8", NETADDR_RESERVED}, /* local-use NAT64 */
+    {"2002:7f00:1::", NETADDR_LOOPBACK},      /* 6to4 */
     {"2002:c0a8:101::1", NETADDR_PRIVATE},
     {"2002:a9fe:a9fe::", NETADDR_METADATA},
     {"2002:808:808::1", NETADDR_PUBLIC},
@@ -186,9 +186,9 @@ static const v4case_t v4cases[] = {
     {"1.2.65536", false, NULL},
     {"1.16777216", false, NULL},
     {"256.1", false, NULL},
-    {"1.2.3.08", false, NULL},   /* 08 is not octal */
+    {"1.2.3.08", false, NULL}, /* 08 is not octal */
     {"1..2", false, NULL},
-    {"1.2.3.", false, NULL},     /* caller strips the one trailing dot */
+    {"1.2.3.", false, NULL},   /* caller strips the one trailing dot */
     {"", false, NULL},
     {"0x", false, NULL},
     {"example.com", false, NULL},
@@ -248,16 +248,20 @@ static void test_parse_format(void)
 
 static void test_names(void)
 {
+    /* clang-format off */
     static const char *const local[] = {
         "localhost", "a.localhost", "x.y.localhost", "metadata", "metadata.google.internal",
         "metadata.goog", "instance-data", "instance-data.ec2.internal", "printer.local",
         "router.home.arpa", "localhost.localdomain", "ip6-localhost", "internal",
     };
+    /* clang-format on */
+    /* clang-format off */
     static const char *const public_[] = {
         "example.com", "notlocalhost", "localhost.example.com", "metadata.example.com",
         "internal.example.com", "mylocal", "local.example", "home.arpa.example.com",
         "pypi.org",
     };
+    /* clang-format on */
     char name[160];
     for (size_t i = 0; i < sizeof local / sizeof local[0]; i++) {
         snprintf(name, sizeof name, "'%s' is a local-only name", local[i]);

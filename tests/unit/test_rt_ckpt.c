@@ -68,7 +68,7 @@ typedef struct seen {
 static int collect(void *ctx, const char *path, ckpt_kind_t kind, const void *data, size_t len)
 {
     seen_t *s = ctx;
-    buf_printf(&s->list, "%s:%c:%.*s\n", path, kind == CKPT_LINK ? 'l' : kind == CKPT_EXEC ? 'x' : 'f',
+    buf_printf(&s->list, "%s:%c:%.*s\n", path, kind == CKPT_LINK ? 'l' : (kind == CKPT_EXEC ? 'x' : 'f'),
                (int)len, (const char *)data);
     return 0;
 }

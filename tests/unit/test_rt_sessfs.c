@@ -97,9 +97,16 @@ int main(void)
     char *allow[] = {P("allowed")};
     char *err = NULL;
 
-    mountin_req_t r = {.allow = allow, .nallow = 1, .source = P("allowed/repo"), .ws_fd = ws,
-                       .target = "repo", .budget = 1 << 20, .own = {(uid_t)-1, (gid_t)-1},
-                       .readable = no_secret};
+    mountin_req_t r = {
+        .allow = allow,
+        .nallow = 1,
+        .source = P("allowed/repo"),
+        .ws_fd = ws,
+        .target = "repo",
+        .budget = 1 << 20,
+        .own = {(uid_t)-1, (gid_t)-1},
+        .readable = no_secret,
+    };
     mountin_res_t res;
     CHECK_INT(mountin_copy(&r, &res, &err), 0, "mount a tree from the allowlist");
     CHECK_STR(get(P("ws/repo/src/a.c")), "int a;\n", "its file is in the workspace");
@@ -166,8 +173,14 @@ int main(void)
     put(P("allowed/out/repo/stale.txt"), "old\n");
     /* a symlink planted where a file will be written: replaced, not followed */
     symlink(P("outside/host.txt"), P("allowed/out/repo/src/a.c"));
-    export_req_t e = {.allow = allow, .nallow = 1, .output_dir = P("allowed/out"),
-                      .refused = no_env, .dry_run = true, .delete_extra = true};
+    export_req_t e = {
+        .allow = allow,
+        .nallow = 1,
+        .output_dir = P("allowed/out"),
+        .refused = no_env,
+        .dry_run = true,
+        .delete_extra = true,
+    };
     export_res_t er;
     CHECK_INT(export_run(c, &e, &er, &err), 0, "dry run");
     CHECK(er.written.n == 1 && er.removed.n == 1 && strstr(buf_cstr(&er.diff), "+int a;"),

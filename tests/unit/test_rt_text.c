@@ -32,8 +32,11 @@ static void test_utf8(void)
     char *s = sanitize("plain ✓", strlen("plain ✓"), &exact);
     CHECK(exact && !strcmp(s, "plain ✓"), "valid UTF-8 passes unchanged");
     free(s);
+    /* literals split to end a hex escape stay on their line */
+    /* clang-format off */
     s = sanitize("a\xff" "b", 3, &exact);
     CHECK(!exact && !strcmp(s, "a\xEF\xBF\xBD" "b"), "a stray byte becomes one U+FFFD");
+    /* clang-format on */
     free(s);
     s = sanitize("x\0y", 3, &exact);
     CHECK(!exact && !strcmp(s, "x\xEF\xBF\xBDy"), "NUL becomes U+FFFD (a C string cannot carry it)");
@@ -59,8 +62,10 @@ static void test_utf8(void)
 
 static void test_base64(void)
 {
+    /* clang-format off */
     const char *cases[][2] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"},
                               {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+    /* clang-format on */
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         buf_t e = BUF_INIT, d = BUF_INIT;
         textenc_base64_encode(cases[i][0], strlen(cases[i][0]), &e);
@@ -129,7 +134,12 @@ static void test_jsonrpc(void)
     CHECK(m.kind == JSONRPC_RESPONSE, "a response from the client");
     jsonrpc_msg_free(&m);
 
-    struct { const char *in; int code; bool has_id; const char *name; } bad[] = {
+    struct {
+        const char *in;
+        int code;
+        bool has_id;
+        const char *name;
+    } bad[] = {
         {"[]", JSONRPC_INVALID_REQUEST, false, "batch refused"},
         {"{", JSONRPC_PARSE_ERROR, false, "truncated JSON"},
         {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"} x", JSONRPC_PARSE_ERROR, false, "trailing garbage"},
@@ -193,8 +203,12 @@ static void test_argcheck(void)
         "\"maxLength\":3},\"n\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":5},"
         "\"e\":{\"type\":\"string\",\"enum\":[\"a\",\"b\"]},\"l\":{\"type\":\"array\","
         "\"maxItems\":2,\"items\":{\"type\":\"string\"}},\"x\":{\"type\":[\"integer\",\"null\"]}},"
-        "\"required\":[\"s\"],\"additionalProperties\":false}", 0, NULL);
-    struct { const char *args; const char *why; } cases[] = {
+        "\"required\":[\"s\"],\"additionalProperties\":false}",
+        0, NULL);
+    struct {
+        const char *args;
+        const char *why;
+    } cases[] = {
         {"{\"s\":\"ab\"}", NULL},
         {"{\"s\":\"äöü\",\"n\":5,\"e\":\"b\",\"l\":[\"x\"],\"x\":null}", NULL},
         {"{}", "arguments.s is required"},
@@ -277,10 +291,12 @@ static void test_beneath(bool fallback)
 
 static void test_normalize(void)
 {
+    /* clang-format off */
     struct { const char *in, *out; } ok[] = {
         {"a/b", "a/b"}, {"./a//b/", "a/b"}, {".", ""}, {"", ""}, {"a/./b/.", "a/b"}, {"...", "..."},
         {"a..b/c", "a..b/c"},
     };
+    /* clang-format on */
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         buf_t b = BUF_INIT;
         const char *why = NULL;

@@ -20,10 +20,14 @@
 #define EPERM_RET (BPF_RET_ERRNO | 1u)
 #define EAFNO_RET (BPF_RET_ERRNO | 97u) /* EAFNOSUPPORT */
 
-typedef struct { const char *name; int x86_64, aarch64; } sysnr_t;
+typedef struct {
+    const char *name;
+    int x86_64, aarch64;
+} sysnr_t;
 
 /* From arch/x86/entry/syscalls/syscall_64.tbl and
  * include/uapi/asm-generic/unistd.h (aarch64). */
+/* clang-format off */
 static const sysnr_t denied[] = {
     {"io_uring_setup", 425, 425},    {"io_uring_enter", 426, 426},
     {"io_uring_register", 427, 427}, {"ptrace", 101, 117},
@@ -38,6 +42,8 @@ static const sysnr_t denied[] = {
     {"fsconfig", 431, 431},          {"fsmount", 432, 432},
     {"fspick", 433, 433},            {"mount_setattr", 442, 442},
 };
+/* clang-format on */
+/* clang-format off */
 static const sysnr_t allowed[] = {
     {"read", 0, 63},          {"write", 1, 64},       {"openat", 257, 56},
     {"execve", 59, 221},      {"clone", 56, 220},     {"clone3", 435, 435},
@@ -45,6 +51,7 @@ static const sysnr_t allowed[] = {
     {"connect", 42, 203},     {"socketpair", 53, 199},{"personality", 135, 92},
     {"unshare", 272, 97},     {"seccomp", 317, 277},  {"wait4", 61, 260},
 };
+/* clang-format on */
 #define SOCKET_X86_64 41
 #define SOCKET_AARCH64 198
 
@@ -88,12 +95,17 @@ static void build(seccomp_arch_t a, bool unix_ok, buf_t *out)
  * argument that holds the mode and, for the open calls, the flags; -1 =
  * no such call on the arch. The expectations are spelled out per case, not
  * computed by seccomp_setid_refused (which the build's self-check uses). */
-typedef struct { const char *name; int x86_64, aarch64, mode_arg, flags_arg; } setid_nr_t;
+typedef struct {
+    const char *name;
+    int x86_64, aarch64, mode_arg, flags_arg;
+} setid_nr_t;
+/* clang-format off */
 static const setid_nr_t setid_calls[] = {
     {"chmod", 90, -1, 1, -1},      {"fchmod", 91, 52, 1, -1},   {"fchmodat", 268, 53, 2, -1},
     {"fchmodat2", 452, 452, 2, -1}, {"creat", 85, -1, 1, -1},    {"open", 2, -1, 2, 1},
     {"openat", 257, 56, 3, 2},      {"mknod", 133, -1, 1, -1},   {"mknodat", 259, 33, 2, -1},
 };
+/* clang-format on */
 #define O_CREAT_ 0100u
 #define O_TMPFILE_ (020000000u | 0200000u) /* __O_TMPFILE | O_DIRECTORY (x86_64) */
 #define ENOSYS_RET (BPF_RET_ERRNO | 38u)
@@ -134,7 +146,7 @@ static void test_setid(seccomp_arch_t a, const buf_t *p)
         /* ordinary modes pass */
         setid_case(p, a, c, 0644, create, BPF_RET_ALLOW);
         setid_case(p, a, c, 0755, create, BPF_RET_ALLOW);
-        setid_case(p, a, c, 01777, create, BPF_RET_ALLOW); /* sticky is not set-ID */
+        setid_case(p, a, c, 01777, create, BPF_RET_ALLOW);   /* sticky is not set-ID */
         setid_case(p, a, c, 0100644, create, BPF_RET_ALLOW); /* S_IFREG, as mknod takes it */
         /* either set-ID bit is refused, alone or together, with a file type, or high garbage */
         setid_case(p, a, c, 04755, create, EPERM_RET);
@@ -222,11 +234,13 @@ static void test_arch(seccomp_arch_t a)
     CHECK_INT(run3(&p, native, sock, 16, 15), BPF_RET_ERRNO | 93u /* EPROTONOSUPPORT */,
               "socket(AF_NETLINK, NETLINK_KOBJECT_UEVENT) -> ERRNO(EPROTONOSUPPORT)");
     CHECK_INT(run(&p, native, sock, 0x100000002ull), EAFNO_RET, "socket(AF_INET | 1<<32) -> ERRNO(EAFNOSUPPORT)");
+    /* clang-format off */
     static const struct { uint64_t af; const char *name; } refused[] = {
         {0, "AF_UNSPEC"}, {3, "AF_AX25"}, {4, "AF_IPX"}, {5, "AF_APPLETALK"}, {15, "AF_KEY"}, {17, "AF_PACKET"},
         {29, "AF_CAN"}, {31, "AF_BLUETOOTH"}, {38, "AF_ALG"}, {40, "AF_VSOCK"}, {44, "AF_XDP"}, {45, "AF_MCTP"},
         {46, "AF_MAX (a family of a later kernel)"}, {0xffffffffu, "-1"}, {0x7fffffffu, "INT_MAX"},
     };
+    /* clang-format on */
     int pair = nr_of(&(sysnr_t){"socketpair", 53, 199}, a);
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
         snprintf(name, sizeof name, "%s: socket(%s) -> ERRNO(EAFNOSUPPORT)", an, refused[i].name);
@@ -394,7 +408,11 @@ static void test_api(void)
 
 /* ---- bpf.c on hand-written programs -------------------------------------------------- */
 
-typedef struct { uint16_t code; uint8_t jt, jf; uint32_t k; } ins_t;
+typedef struct {
+    uint16_t code;
+    uint8_t jt, jf;
+    uint32_t k;
+} ins_t;
 
 static void assemble(const ins_t *ins, size_t n, buf_t *out)
 {
@@ -443,6 +461,7 @@ static void test_bpf(void)
     d.args[0] = 0xaabbccdd00000001ull;
     d.args[5] = 0x0102030405060708ull;
 
+    /* clang-format off */
     CHECK_INT(run_prog(PROG({0x06, 0, 0, BPF_RET_ALLOW}), &d), BPF_RET_ALLOW, "ret #ALLOW");
     CHECK_INT(run_prog(PROG({0x20, 0, 0, 20}, {0x16, 0, 0, 0}), &d), 0xaabbccdd, "args[0].hi at 20 (little-endian)");
     CHECK_INT(run_prog(PROG({0x20, 0, 0, 16}, {0x16, 0, 0, 0}), &d), 1, "args[0].lo at 16");
@@ -471,6 +490,7 @@ static void test_bpf(void)
     d.nr = -1;
     CHECK_INT(run_prog(PROG({0x20, 0, 0, 0}, {0x15, 0, 1, 0xffffffffu}, {0x06, 0, 0, 1}, {0x06, 0, 0, 2}), &d), 1,
               "nr -1 loads as 0xffffffff");
+    /* clang-format on */
 
     expect_invalid(NULL, 0, "empty program", 0, "empty program refused");
     expect_invalid(PROG({0x06, 0, 0, 0}, {0x28, 0, 0, 0}, {0x06, 0, 0, 0}), "opcode not allowed in a seccomp filter",
