@@ -200,7 +200,10 @@ static void test_facts_probe_batch(void)
 {
     char tmpl[] = "/tmp/drun-probe.XXXXXX", p[256], q[256];
     const char *d = mkdtemp(tmpl);
-    if (!d) { CHECK(false, "facts_probe_paths: mkdtemp"); return; }
+    if (!d) {
+        CHECK(false, "facts_probe_paths: mkdtemp");
+        return;
+    }
     snprintf(p, sizeof p, "%s/real", d);
     int ok = mkdir(p, 0755);
     snprintf(p, sizeof p, "%s/real/sub", d);
@@ -221,7 +224,7 @@ static void test_facts_probe_batch(void)
     vec_push(&in, asp(&a, "%s/link/gone", d));
     vec_push(&in, asp(&a, "%s/link/sub", d));
     vec_push(&in, asp(&a, "%s/link/sub", d)); /* twice */
-    vec_push(&in, "/Users/user");                      /* already recorded */
+    vec_push(&in, "/Users/user");             /* already recorded */
     vec_push(&in, (const char *)NULL);
     facts_probe_paths(f, in.v);
 
