@@ -44,10 +44,19 @@ typedef struct bw_residue {
 
 typedef VEC(bw_residue_t) bw_residues_t;
 
+/* What an exec plan saw at a host path (lstat), for the runner to check
+ * that the source it binds by fd is that object. */
+typedef struct bw_seen {
+    const char *path;
+    unsigned long long dev, ino;
+} bw_seen_t;
+
 typedef struct bwrap {
     arena_t arena;
     VEC(bw_op_t) ops;
     bw_residues_t residue; /* exec plans: what to remove afterwards */
+    VEC(bw_seen_t) seen;   /* exec plans: the paths looked at that existed (not links) */
+    strmap_t seen_at;      /* path -> index into seen */
 } bwrap_t;
 
 /* Limits of the exec-time glob expansion: past them the run is refused
@@ -68,6 +77,9 @@ bool bwrap_build(const resolved_t *r, const facts_t *f, diag_list_t *diags, bwra
  * its limits). */
 bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err);
 void bwrap_free(bwrap_t *b);
+/* What the exec plan b saw at path: false when it did not look, or saw
+ * nothing there, or a symbolic link. */
+bool bwrap_seen(const bwrap_t *b, const char *path, bw_seen_t *out);
 
 /* Notices of exec-time plans: something the plan did that the person or
  * agent running the command must hear of (a directory it could not list,

@@ -62,6 +62,7 @@ typedef struct plan {
     VEC(const char *) wmounts;  /* keys of writable phase-1 mounts */
     VEC(struct ro_cap { const char *key; const rrule_t *origin; }) ro_caps; /* cap-read targets */
     bw_residues_t *residue;
+    bwrap_t *out;       /* the plan being made */
     strmap_t unlisted;  /* exec plans: dirs hidden because they could not be listed */
     size_t unlisted_n;
     size_t walked;
@@ -178,7 +179,12 @@ static ex_t exists(plan_t *p, loc_t l)
                  : S_ISDIR(st.st_mode)  ? EX_DIR
                  : S_ISREG(st.st_mode)  ? EX_FILE
                                         : EX_OTHER;
-        strmap_put(&p->ex_seen, arena_strdup(p->a, l.abs), (long)e); /* l.abs may be a walk buffer */
+        const char *k = arena_strdup(p->a, l.abs); /* l.abs may be a walk buffer */
+        strmap_put(&p->ex_seen, k, (long)e);
+        if (e != EX_MISSING && e != EX_LINK) { /* the runner binds by fd what this saw (bind_fd.c) */
+            strmap_put(&p->out->seen_at, k, (long)p->out->seen.n);
+            vec_push(&p->out->seen, ((bw_seen_t){k, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino}));
+        }
         return e;
     }
     if (!l.abs) return *l.rel ? EX_MISSING : EX_DIR; /* template: fresh, empty session dirs */
@@ -1022,6 +1028,7 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
     p.roots = roots;
     p.a = &out->arena;
     p.residue = &out->residue;
+    p.out = out;
     for (size_t i = 0; i < r->grants.n; i++) {
         loc_t l = loc_rule(&p, &r->grants.v[i]);
         long prev = strmap_get(&p.grant_at, l.key);
@@ -1090,9 +1097,19 @@ void bwrap_free(bwrap_t *b)
     if (!b) return;
     for (size_t i = 0; i < b->residue.n; i++) free(b->residue.v[i].path);
     vec_free(&b->residue);
+    vec_free(&b->seen);
+    strmap_free(&b->seen_at);
     vec_free(&b->ops);
     arena_free(&b->arena);
     free(b);
+}
+
+bool bwrap_seen(const bwrap_t *b, const char *path, bw_seen_t *out)
+{
+    long i = strmap_get(&b->seen_at, path);
+    if (i < 0) return false;
+    *out = b->seen.v[i];
+    return true;
 }
 
 bool bwrap_build(const resolved_t *r, const facts_t *f, diag_list_t *diags, bwrap_t **out)

@@ -262,9 +262,11 @@ static bool bind_by_fd(strvec_t *v, size_t from, const char *dir, const char *fd
 
 /* The options of one run (after "from" in *v): the plan's, with the
  * workspace and scratch dir bound by fd, and the empty file closed before
- * the command starts (--sync-fd: bwrap keeps it in its monitor only). */
+ * the command starts (--sync-fd: bwrap keeps it in its monitor only).
+ * binds: without the layer, every other bind of a host path by fd too
+ * (bind_fd.c), its fds there; NULL: left as paths (sandbox_argv's text). */
 static bool run_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t *x, const fsl_t *layer, strvec_t *v,
-                        char **err)
+                        sbx_binds_t *binds, char **err)
 {
     size_t from = v->n;
     bwrap_argv(b, roots, x->host_env ? x->host_env : environ, EMPTY_SRC, v);
@@ -289,6 +291,9 @@ static bool run_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t
     }
     const sbx_ident_t *id = hoststate_ident();
     if (id->drop) sbx_drop_unreachable(v, from, id->uid, id->gid);
+    /* with the layer, every tree a sandbox can write is bound from the
+     * layer's own mount (runtime-owned, dark in every sandbox) */
+    if (binds && !layer) return sbx_binds_by_fd(v, from, b, x->workspace_fd, roots->workspace, binds, err);
     return true;
 }
 
@@ -300,7 +305,7 @@ char **sandbox_argv(const sandbox_t *s, const sbx_exec_t *x, size_t *argc, char 
     if (!b) return NULL;
     strvec_t v = {0};
     vec_push(&v, xstrdup(s->bwrap_bin));
-    bool ok = run_options(b, &roots, x, NULL, &v, err);
+    bool ok = run_options(b, &roots, x, NULL, &v, NULL, err);
     bwrap_free(b);
     if (!ok) {
         sbx_free_strvec(&v);
@@ -364,12 +369,12 @@ static void residue_names(const bwrap_t *b, const char *ws, strvec_t *out)
 
 /* The run's options, packed for --args: "--seccomp 4 --json-status-fd 5 OPTIONS...". */
 static bool pack_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t *x, const fsl_t *layer,
-                         buf_t *packed, char **err)
+                         buf_t *packed, sbx_binds_t *binds, char **err)
 {
     strvec_t args = {0};
     const char *head[] = {"--seccomp", "4", "--json-status-fd", "5"};
     for (size_t i = 0; i < sizeof head / sizeof *head; i++) vec_push(&args, xstrdup(head[i]));
-    bool ok = run_options(b, roots, x, layer, &args, err);
+    bool ok = run_options(b, roots, x, layer, &args, binds, err);
     size_t ncmd = 0;
     for (char *const *c = x->argv; *c; c++) ncmd++;
     if (ok && args.n + ncmd + 8 > BWRAP_MAX_ARGS) {
@@ -383,10 +388,11 @@ static bool pack_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_
     return ok;
 }
 
-/* Hands the plan to the waiting bwrap e, or (none, or past a pipe's size)
- * to a fresh one reading sealed memory. NULL with *err; e is gone then. */
+/* Hands the plan to the waiting bwrap e, or (none, past a pipe's size, or
+ * bind sources by fd, which only a bwrap started now can inherit) to a
+ * fresh one reading sealed memory. NULL with *err; e is gone then. */
 static sbx_early_t *hand_over(const sandbox_t *s, const sbx_exec_t *x, sbx_early_t *e, const buf_t *packed,
-                              char **err)
+                              const sbx_binds_t *binds, char **err)
 {
     /* the last moment the host path is read: it must still be the directory
      * the fd is (bwrap's --bind-fd checks it again as it mounts) */
@@ -395,11 +401,11 @@ static sbx_early_t *hand_over(const sandbox_t *s, const sbx_exec_t *x, sbx_early
         sandbox_early_abort(e);
         return NULL;
     }
-    if (e && sbx_early_feed(s, e, packed)) return e;
+    if (e && !binds->n && sbx_early_feed(s, e, packed)) return e;
     /* that bwrap is gone, or the options are more than a pipe takes at
      * once: a fresh one that reads them, complete, from memory */
     sandbox_early_abort(e);
-    return sbx_start_loaded(s, x, packed, err);
+    return sbx_start_loaded(s, x, packed, binds, err);
 }
 
 int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_residue_t **residue, char **err)
@@ -456,7 +462,8 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     resolved_t *view = r->layer ? fsl_view(r->layer, s->res, &roots) : NULL;
     bwrap_t *b = bwrap_plan(view ? view : s->res, &roots, err);
     buf_t packed = BUF_INIT;
-    bool ok = b && pack_options(b, &roots, &x, r->layer, &packed, err);
+    sbx_binds_t binds = {NULL, 0};
+    bool ok = b && pack_options(b, &roots, &x, r->layer, &packed, &binds, err);
     if (ok) residue_names(b, x.workspace, &r->paths);
     /* a root caller's bwrap runs as the sandbox user, which may not write
      * where a grant leads (root's own dirs): the mount points are made here,
@@ -465,7 +472,8 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     bwrap_free(b);
     fsl_view_free(view);
     /* bwrap never ran on a failure: nothing of this plan was made */
-    e = ok ? hand_over(s, &x, e, &packed, err) : (sandbox_early_abort(e), NULL);
+    e = ok ? hand_over(s, &x, e, &packed, &binds, err) : (sandbox_early_abort(e), NULL);
+    sbx_binds_close(&binds); /* bwrap has its own copies, which it closes as it mounts them */
     buf_free(&packed);
     if (!e) {
         sbx_free_strvec(&r->paths);
