@@ -91,21 +91,26 @@ typedef void (*bwrap_notice_fn)(void *ctx, const char *msg);
 #define BW_NOTICES_MAX 20 /* notices of one plan past this are summed up in one more */
 void bwrap_set_notice_sink(bwrap_notice_fn fn, void *ctx);
 
-/* Repositories by their structure (bwrap_repo.c), for the planner's walk.
- * The path a pointer file in the real directory dir names, as written
- * (caller frees): dir/commondir, or with gitfile the "gitdir: PATH" of
- * dir/.git. Read without following a symlink; NULL when the file is
- * missing, not a regular file, or not such a pointer. */
-char *bwrap_repo_pointer(const char *dir, bool gitfile);
+/* Repositories by their structure (bwrap_repo.c), for the planner's walk,
+ * which holds each directory it lists by fd.
+ * The path a pointer file in the directory dirfd names, as written (caller
+ * frees): its commondir, or with gitfile the "gitdir: PATH" of its .git.
+ * Read without following a symlink; NULL when the file is missing, not a
+ * regular file, or not such a pointer. */
+char *bwrap_repo_pointer(int dirfd, bool gitfile);
 /* Is the real directory dir writable in the sandbox? */
 typedef bool (*bwrap_writable_fn)(void *ctx, const char *dir);
-/* target (absolute, or relative to the real directory base) resolved as
- * the kernel would, following only the symbolic links that lie in
- * directories the sandbox cannot write; below the first missing component
- * the rest is lexical. NULL with *err (caller frees) when a link that a
- * sandbox could replace is on the way (fail closed: a cap planned at its
- * current target would not hold). Caller frees the result. */
-char *bwrap_repo_resolve(const char *base, const char *target, bwrap_writable_fn writable, void *ctx, char **err);
+/* target (absolute, or relative to the real directory base, whose fd is
+ * basefd) resolved as the kernel would, one component at a time beneath
+ * the fd of the last (openat O_NOFOLLOW, a link read from its own fd),
+ * following only the symbolic links that lie in directories the sandbox
+ * cannot write; below the first missing component the rest is lexical.
+ * NULL with *err (caller frees) when a link that a sandbox could replace is
+ * on the way (fail closed: a cap planned at its current target would not
+ * hold). Caller frees the result; *fd_out: an O_PATH fd of it when it is an
+ * existing directory (caller closes), else -1. */
+char *bwrap_repo_resolve(int basefd, const char *base, const char *target, bwrap_writable_fn writable, void *ctx,
+                         int *fd_out, char **err);
 
 /* Writes bwrap.args: one argument per line, C-escaped (\\ \n \t \xHH; a '$'
  * of a literal is written \x24), placeholders as ${WORKSPACE}, ${SCRATCH},
