@@ -8,7 +8,11 @@
 # - a link swapped in by a concurrent sandbox AFTER the plan looked (the
 #   window held open by a stand-in bwrap that waits, with every option and
 #   fd the runner gave it, until the swap is done) binds nothing: bwrap has
-#   the directory the plan saw, and refuses the mount.
+#   the directory the plan saw, and refuses the mount;
+# - a repository swapped away (and back) by a concurrent sandbox while the
+#   plan's walk reads its commondir (gdb holds the runner there: no test
+#   hook in the binary) still gets its commondir's caps: the walk reads
+#   beneath the fd of the directory it listed, not a path resolved again.
 # Each attack aims at a host directory the policy hides ($T/outside/sub,
 # deny_read under a readable grant), and the HOST is checked afterwards.
 
@@ -108,4 +112,45 @@ EOF
     [ ! -e "$T/ws/ran" ]
     host_unchanged
     [ "$(cat "$T/ws/sub.old/file")" = mine ]
+}
+
+# The plan's own window: gdb stops the runner as the walk reads a
+# repository's commondir, and again as the runner opens the bind sources;
+# each time a concurrent sandbox (A, [protect] off: nothing of it is a mount
+# point there) moves the repository away and back. Read by path, the
+# commondir of the stand-in (none) would leave the directory it names (c)
+# without caps; read beneath the fd the walk holds, it is the real one.
+@test "a repository swapped while the walk reads its commondir still gets its commondir's caps" {
+    command -v gdb > /dev/null || skip "no gdb"
+    nm "$DP" | grep -q ' T bwrap_repo_pointer$' || skip "no symbols"
+    cd "$T/ws"
+    mkdir -p g c/objects c/refs/heads
+    echo "ref: refs/heads/main" > g/HEAD
+    echo ../c > g/commondir
+    printf '[core]\n\tbare = false\n' > c/config
+    mkfifo go ack
+    cd - > /dev/null
+    printf '[protect]\ngit_hooks = false\ngit_config = false\n' > "$T/attacker.toml"
+    printf '[filesystem]\n' > "$T/cfg.toml"
+    own
+    drun "$T/attacker.toml" 'read x < go; mv g g.old && mkdir g && cp g.old/HEAD g/ && echo swapped; echo > ack
+        read x < go; rm -r g && mv g.old g && echo restored; echo > ack' > "$T/attacker.out" 2>&1 &
+    local apid=$!
+    run timeout 120 env -i HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin XDG_STATE_HOME="$T/state" \
+        DRUN_FS_LAYER=off gdb -q -batch -ex 'set pagination off' -ex 'set confirm off' \
+        -ex 'set follow-fork-mode parent' -ex 'set detach-on-fork on' \
+        -ex 'break bwrap_repo_pointer' -ex 'break sbx_binds_by_fd' -ex run \
+        -ex "shell echo > $T/ws/go; read x < $T/ws/ack" -ex 'delete 1' -ex continue \
+        -ex "shell echo > $T/ws/go; read x < $T/ws/ack" -ex delete -ex continue \
+        --args "$DP" run "$T/cfg.toml" --workspace "$T/ws" -- \
+        sh -c 'printf "[core]\n\tfsmonitor = touch /tmp/drun-pwned\n" > c/config && echo WROTE; echo done'
+    wait "$apid" || true
+    cat "$T/attacker.out"
+    echo "$output"
+    grep -q swapped "$T/attacker.out" && grep -q restored "$T/attacker.out"
+    [[ "$output" == *done* ]]
+    [[ "$output" != *WROTE* ]]
+    # the host: the commondir's config is as it was
+    ! grep -q fsmonitor "$T/ws/c/config"
+    [ "$(cat "$T/ws/g/commondir")" = ../c ]
 }
