@@ -98,6 +98,12 @@ char *bwrap_repo_resolve(int basefd, const char *base, const char *target, bwrap
     pos_t at = {NULL, -1};
     if (target[0] == '/') pos_set(&at, xstrdup("/"), open_root());
     else pos_set(&at, xstrdup(base), fcntl(basefd, F_DUPFD_CLOEXEC, 3));
+    if (at.fd < 0) { /* fail closed: nothing was looked at */
+        *err = xasprintf("cannot open '%s' to resolve '%s' (a git commondir or gitfile): %s", at.cur, target,
+                         strerror(errno));
+        pos_set(&at, NULL, -1);
+        return NULL;
+    }
     char *pending = xstrdup(target);
     unsigned links = 0;
     const char *s = pending;
