@@ -262,11 +262,9 @@ static bool bind_by_fd(strvec_t *v, size_t from, const char *dir, const char *fd
 
 /* The options of one run (after "from" in *v): the plan's, with the
  * workspace and scratch dir bound by fd, and the empty file closed before
- * the command starts (--sync-fd: bwrap keeps it in its monitor only).
- * binds: without the layer, every other bind of a host path by fd too
- * (bind_fd.c), its fds there; NULL: left as paths (sandbox_argv's text). */
+ * the command starts (--sync-fd: bwrap keeps it in its monitor only). */
 static bool run_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t *x, const fsl_t *layer, strvec_t *v,
-                        sbx_binds_t *binds, char **err)
+                        char **err)
 {
     size_t from = v->n;
     bwrap_argv(b, roots, x->host_env ? x->host_env : environ, EMPTY_SRC, v);
@@ -291,9 +289,6 @@ static bool run_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t
     }
     const sbx_ident_t *id = hoststate_ident();
     if (id->drop) sbx_drop_unreachable(v, from, id->uid, id->gid);
-    /* with the layer, every tree a sandbox can write is bound from the
-     * layer's own mount (runtime-owned, dark in every sandbox) */
-    if (binds && !layer) return sbx_binds_by_fd(v, from, b, x->workspace_fd, roots->workspace, binds, err);
     return true;
 }
 
@@ -305,7 +300,7 @@ char **sandbox_argv(const sandbox_t *s, const sbx_exec_t *x, size_t *argc, char 
     if (!b) return NULL;
     strvec_t v = {0};
     vec_push(&v, xstrdup(s->bwrap_bin));
-    bool ok = run_options(b, &roots, x, NULL, &v, NULL, err);
+    bool ok = run_options(b, &roots, x, NULL, &v, err);
     bwrap_free(b);
     if (!ok) {
         sbx_free_strvec(&v);
@@ -367,14 +362,18 @@ static void residue_names(const bwrap_t *b, const char *ws, strvec_t *out)
     }
 }
 
-/* The run's options, packed for --args: "--seccomp 4 --json-status-fd 5 OPTIONS...". */
+/* The run's options, packed for --args: "--seccomp 4 --json-status-fd 5 OPTIONS...".
+ * Without the layer, every other bind of a host path goes by fd too
+ * (bind_fd.c), its fds in *binds; with it, every tree a sandbox can write
+ * is bound from the layer's own mount (runtime-owned, dark in every
+ * sandbox), and *binds stays empty. */
 static bool pack_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t *x, const fsl_t *layer,
                          buf_t *packed, sbx_binds_t *binds, char **err)
 {
     strvec_t args = {0};
     const char *head[] = {"--seccomp", "4", "--json-status-fd", "5"};
     for (size_t i = 0; i < sizeof head / sizeof *head; i++) vec_push(&args, xstrdup(head[i]));
-    bool ok = run_options(b, roots, x, layer, &args, binds, err);
+    bool ok = run_options(b, roots, x, layer, &args, err);
     size_t ncmd = 0;
     for (char *const *c = x->argv; *c; c++) ncmd++;
     if (ok && args.n + ncmd + 8 > BWRAP_MAX_ARGS) {
@@ -383,6 +382,7 @@ static bool pack_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_
                          args.n + ncmd + 8, BWRAP_MAX_ARGS);
         ok = false;
     }
+    if (ok && !layer) ok = sbx_binds_by_fd(&args, sizeof head / sizeof *head, b, x->workspace_fd, roots->workspace, binds, err);
     for (size_t i = 0; ok && i < args.n; i++) buf_add(packed, args.v[i], strlen(args.v[i]) + 1);
     sbx_free_strvec(&args);
     return ok;
