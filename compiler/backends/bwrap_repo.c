@@ -114,13 +114,14 @@ char *bwrap_repo_resolve(int basefd, const char *base, const char *target, bwrap
         size_t len = e ? (size_t)(e - s) : strlen(s);
         if (len == 1 && s[0] == '.') { s += len; continue; }
         char *name = xstrndup(s, len);
-        int nfd = openat(at.fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | (len == 2 && !strcmp(name, "..") ? O_DIRECTORY : 0));
+        bool up = len == 2 && !strcmp(name, "..");
+        int nfd = openat(at.fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | (up ? O_DIRECTORY : 0));
         struct stat st;
         if (nfd >= 0 && fstat(nfd, &st) != 0) {
             close(nfd);
             nfd = -1;
         }
-        if (len == 2 && !strcmp(name, "..")) {
+        if (up) {
             free(name);
             s += len;
             to_parent(at.cur);

@@ -382,7 +382,8 @@ static bool pack_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_
                          args.n + ncmd + 8, BWRAP_MAX_ARGS);
         ok = false;
     }
-    if (ok && !layer) ok = sbx_binds_by_fd(&args, sizeof head / sizeof *head, b, x->workspace_fd, roots->workspace, binds, err);
+    if (ok && !layer)
+        ok = sbx_binds_by_fd(&args, sizeof head / sizeof *head, b, x->workspace_fd, roots->workspace, binds, err);
     for (size_t i = 0; ok && i < args.n; i++) buf_add(packed, args.v[i], strlen(args.v[i]) + 1);
     sbx_free_strvec(&args);
     return ok;

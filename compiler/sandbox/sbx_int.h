@@ -61,6 +61,7 @@ enum { SBX_FD_ARGS = 3, SBX_FD_SECCOMP, SBX_FD_STATUS, SBX_FD_EMPTY, SBX_FD_WORK
 #define SBX_FD_BINDS 64
 /* At most this many bind sources by fd (bwrap's 9,000 arguments hold 3,000 binds). */
 #define SBX_BINDS_MAX 4096
+_Static_assert(SBX_FD_COUNT <= SBX_FD_BINDS, "the bind sources start above the fixed slots");
 #define SBX_SPAWN_FDS_NONE {-1, -1, -1, -1, -1, -1, -1, -1, NULL}
 /* A run with a proxy channel (sbx_exec_t.proxy_fd). */
 #define SBX_PROXIED(x) ((x)->proxy_fd > 0)

@@ -150,7 +150,7 @@ static _Noreturn void child(const char *bwrap_bin, char **argv, const sbx_exec_t
     for (size_t k = 0; k < nb; k++)
         if (!place_fd(bhi[k], SBX_FD_BINDS + (int)k)) _exit(127);
     /* nothing of the caller's (sockets, other sessions' pipes) crosses over */
-    if ((SBX_FD_COUNT < SBX_FD_BINDS && syscall(SYS_close_range, (unsigned)SBX_FD_COUNT, (unsigned)SBX_FD_BINDS - 1, 0U) != 0) ||
+    if (syscall(SYS_close_range, (unsigned)SBX_FD_COUNT, (unsigned)SBX_FD_BINDS - 1, 0U) != 0 ||
         syscall(SYS_close_range, (unsigned)top, ~0U, 0U) != 0)
         _exit(127);
     if (x->new_pgrp && setpgid(0, 0) != 0) _exit(127);
