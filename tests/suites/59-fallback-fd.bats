@@ -12,7 +12,8 @@
 # - a repository swapped away (and back) by a concurrent sandbox while the
 #   plan's walk reads its commondir (gdb holds the runner there: no test
 #   hook in the binary) still gets its commondir's caps: the walk reads
-#   beneath the fd of the directory it listed, not a path resolved again.
+#   beneath the fd of the directory it listed, not a path resolved again;
+# - the command holds none of the fds bwrap was given for its binds.
 # Each attack aims at a host directory the policy hides ($T/outside/sub,
 # deny_read under a readable grant), and the HOST is checked afterwards.
 
@@ -153,4 +154,22 @@ EOF
     # the host: the commondir's config is as it was
     ! grep -q fsmonitor "$T/ws/c/config"
     [ "$(cat "$T/ws/g/commondir")" = ../c ]
+}
+
+# The fds the runner hands bwrap for its binds are bwrap's alone: each is
+# closed once mounted, so the command holds no descriptor of a host
+# directory (an O_PATH fd is a way out of any mount namespace: openat on it).
+@test "the command holds none of the bind sources' fds, and cannot reach the host through one" {
+    git init -q "$T/ws"
+    mkdir -p "$T/ws/sub" "$T/ws/.vscode"
+    own
+    run drun "$T/cfg.toml" 'ls /proc/self/fd | tr "\n" " "; echo; for f in /proc/self/fd/*; do
+        [ -e "$f/../outside/sub/key" ] && cat "$f/../outside/sub/key"; done; echo end'
+    echo "$output"
+    [ "$status" -eq 0 ]
+    # 0 1 2 and ls's own directory fd
+    [[ "${lines[0]}" == "0 1 2 3 " ]]
+    [[ "$output" != *TOPSECRET* ]]
+    [[ "$output" == *end* ]]
+    host_unchanged
 }
