@@ -7,7 +7,8 @@
  * The seccomp program goes through --seccomp. Nothing is built by a shell.
  * The workspace (and a session's scratch dir) is bound from an fd opened
  * before the plan (--bind-fd: bwrap checks that the path it mounts is that
- * inode), the blocks of missing files from one empty file by fd.
+ * inode), the blocks of missing files from one empty file by fd; without
+ * the access-time layer, every other bind of a host path too (bind_fd.c).
  */
 #include "sbx_int.h"
 
