@@ -50,10 +50,19 @@ typedef struct bw_residue {
 
 typedef VEC(bw_residue_t) bw_residues_t;
 
+/* What an exec plan saw at a host path (lstat), for the runner to check
+ * that the source it binds by fd is that object. */
+typedef struct bw_seen {
+    const char *path;
+    unsigned long long dev, ino;
+} bw_seen_t;
+
 typedef struct bwrap {
     arena_t arena;
     VEC(bw_op_t) ops;
     bw_residues_t residue; /* exec plans: what to remove afterwards */
+    VEC(bw_seen_t) seen;   /* exec plans: the paths looked at that existed (not links) */
+    strmap_t seen_at;      /* path -> index into seen */
 } bwrap_t;
 
 /* Limits of the exec-time glob expansion: past them the run is refused
@@ -74,6 +83,9 @@ bool bwrap_build(const resolved_t *r, const facts_t *f, diag_list_t *diags, bwra
  * its limits). */
 bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err);
 void bwrap_free(bwrap_t *b);
+/* What the exec plan b saw at path: false when it did not look, or saw
+ * nothing there, or a symbolic link. */
+bool bwrap_seen(const bwrap_t *b, const char *path, bw_seen_t *out);
 
 /* Notices of exec-time plans: something the plan did that the person or
  * agent running the command must hear of (a directory it could not list,
@@ -85,21 +97,26 @@ typedef void (*bwrap_notice_fn)(void *ctx, const char *msg);
 #define BW_NOTICES_MAX 20 /* notices of one plan past this are summed up in one more */
 void bwrap_set_notice_sink(bwrap_notice_fn fn, void *ctx);
 
-/* Repositories by their structure (bwrap_repo.c), for the planner's walk.
- * The path a pointer file in the real directory dir names, as written
- * (caller frees): dir/commondir, or with gitfile the "gitdir: PATH" of
- * dir/.git. Read without following a symlink; NULL when the file is
- * missing, not a regular file, or not such a pointer. */
-char *bwrap_repo_pointer(const char *dir, bool gitfile);
+/* Repositories by their structure (bwrap_repo.c), for the planner's walk,
+ * which holds each directory it lists by fd.
+ * The path a pointer file in the directory dirfd names, as written (caller
+ * frees): its commondir, or with gitfile the "gitdir: PATH" of its .git.
+ * Read without following a symlink; NULL when the file is missing, not a
+ * regular file, or not such a pointer. */
+char *bwrap_repo_pointer(int dirfd, bool gitfile);
 /* Is the real directory dir writable in the sandbox? */
 typedef bool (*bwrap_writable_fn)(void *ctx, const char *dir);
-/* target (absolute, or relative to the real directory base) resolved as
- * the kernel would, following only the symbolic links that lie in
- * directories the sandbox cannot write; below the first missing component
- * the rest is lexical. NULL with *err (caller frees) when a link that a
- * sandbox could replace is on the way (fail closed: a cap planned at its
- * current target would not hold). Caller frees the result. */
-char *bwrap_repo_resolve(const char *base, const char *target, bwrap_writable_fn writable, void *ctx, char **err);
+/* target (absolute, or relative to the real directory base, whose fd is
+ * basefd) resolved as the kernel would, one component at a time beneath
+ * the fd of the last (openat O_NOFOLLOW, a link read from its own fd),
+ * following only the symbolic links that lie in directories the sandbox
+ * cannot write; below the first missing component the rest is lexical.
+ * NULL with *err (caller frees) when a link that a sandbox could replace is
+ * on the way (fail closed: a cap planned at its current target would not
+ * hold). Caller frees the result; *fd_out: an O_PATH fd of it when it is an
+ * existing directory (caller closes), else -1. */
+char *bwrap_repo_resolve(int basefd, const char *base, const char *target, bwrap_writable_fn writable, void *ctx,
+                         int *fd_out, char **err);
 
 /* Writes bwrap.args: one argument per line, C-escaped (\\ \n \t \xHH; a '$'
  * of a literal is written \x24), placeholders as ${WORKSPACE}, ${SCRATCH},

@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,7 @@ typedef struct plan {
     VEC(const char *) wmounts;      /* keys of writable phase-1 mounts */
     VEC(struct ro_cap { const char *key; const rrule_t *origin; }) ro_caps; /* cap-read targets */
     bw_residues_t *residue;
+    bwrap_t *out;                   /* the plan being made */
     strmap_t unlisted;              /* exec plans: dirs hidden because they could not be listed */
     size_t unlisted_n;
     size_t walked;
@@ -189,7 +191,12 @@ static ex_t exists(plan_t *p, loc_t l)
                  : S_ISDIR(st.st_mode)  ? EX_DIR
                  : S_ISREG(st.st_mode)  ? EX_FILE
                                         : EX_OTHER;
-        strmap_put(&p->ex_seen, arena_strdup(p->a, l.abs), (long)e); /* l.abs may be a walk buffer */
+        const char *k = arena_strdup(p->a, l.abs); /* l.abs may be a walk buffer */
+        strmap_put(&p->ex_seen, k, (long)e);
+        if (e != EX_MISSING && e != EX_LINK) {     /* the runner binds by fd what this saw (bind_fd.c) */
+            strmap_put(&p->out->seen_at, k, (long)p->out->seen.n);
+            vec_push(&p->out->seen, ((bw_seen_t){k, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino}));
+        }
         return e;
     }
     if (!l.abs) return *l.rel ? EX_MISSING : EX_DIR; /* template: fresh, empty session dirs */
@@ -653,7 +660,7 @@ static bool glob_cap_applies(const rrule_t *c, level_t root_level)
     return c->glob && (c->level == LVL_NONE ? root_level >= LVL_READ : root_level == LVL_WRITE);
 }
 
-static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, bool is_root);
+static bool walk_dir(walker_t *w, int pfd, const char *dir, level_t lvl, unsigned depth, bool is_root);
 
 /* Visits one existing path: applies every glob cap that matches it; says
  * whether to descend. */
@@ -734,7 +741,7 @@ static bool plan_writable(void *ctx, const char *dir)
  * hooks/ or config made during the run would be run); otherwise only the
  * existing ones are capped, and nothing appears in a directory that merely
  * holds a HEAD. A commondir's target gets both, missing or not. */
-static bool cap_repo(plan_t *p, const char *gitdir, bool whole, unsigned depth)
+static bool cap_repo(plan_t *p, const char *gitdir, int gfd, bool whole, unsigned depth)
 {
     static const char *const names[] = {"hooks", "config"};
     const rrule_t *caps[] = {protect_cap(p, "protect.git_hooks"), protect_cap(p, "protect.git_config")};
@@ -744,15 +751,17 @@ static bool cap_repo(plan_t *p, const char *gitdir, bool whole, unsigned depth)
         if (!whole && exists(p, t) == EX_MISSING) continue;
         if (!apply_cap(p, t, caps[i])) return false;
     }
-    if (!caps[1] || depth >= 2) return true;
-    char *common = bwrap_repo_pointer(gitdir, false);
+    if (!caps[1] || depth >= 2 || gfd < 0) return true; /* gfd -1: gitdir is missing, so is its commondir */
+    char *common = bwrap_repo_pointer(gfd, false);
     if (!common) return true;
     /* the commondir itself is read-only too: it cannot be pointed elsewhere
      * (a missing one is not blocked: git dies on an empty commondir) */
     bool ok = apply_cap(p, loc_abs(p, path_join(gitdir, "commondir", p->a)), caps[1]);
-    char *err = NULL, *target = ok ? bwrap_repo_resolve(gitdir, common, plan_writable, p, &err) : NULL;
+    int tfd = -1;
+    char *err = NULL, *target = ok ? bwrap_repo_resolve(gfd, gitdir, common, plan_writable, p, &tfd, &err) : NULL;
     if (ok && !target) ok = fail(p, "%s", err);
-    if (target) ok = cap_repo(p, arena_strdup(p->a, target), true, depth + 1);
+    if (target) ok = cap_repo(p, arena_strdup(p->a, target), tfd, true, depth + 1);
+    if (tfd >= 0) close(tfd);
     free(err);
     free(target);
     free(common);
@@ -763,7 +772,7 @@ static bool cap_repo(plan_t *p, const char *gitdir, bool whole, unsigned depth)
  * structure (a HEAD, whatever its type, as the layer decides: git takes
  * objects/ and refs/ as symlinks, or from a commondir), or does it hold a
  * gitfile (.git naming a gitdir elsewhere)? Caps what git would run. */
-static bool plan_repo_at(plan_t *p, const char *dir, char *const *kids, size_t n)
+static bool plan_repo_at(plan_t *p, const char *dir, int dfd, char *const *kids, size_t n)
 {
     bool head = false, objects = false, refs = false, common = false, dotgit = false;
     for (size_t i = 0; i < n; i++) {
@@ -774,31 +783,31 @@ static bool plan_repo_at(plan_t *p, const char *dir, char *const *kids, size_t n
         common = common || strcmp(k, "commondir") == 0;
         dotgit = dotgit || strcmp(k, ".git") == 0;
     }
-    if (head && !cap_repo(p, dir, (objects && refs) || common, 0)) return false;
-    char *gitdir = dotgit ? bwrap_repo_pointer(dir, true) : NULL;
+    if (head && !cap_repo(p, dir, dfd, (objects && refs) || common, 0)) return false;
+    char *gitdir = dotgit ? bwrap_repo_pointer(dfd, true) : NULL;
     if (!gitdir) return true;
-    char *err = NULL, *target = bwrap_repo_resolve(dir, gitdir, plan_writable, p, &err);
-    bool ok = target ? cap_repo(p, arena_strdup(p->a, target), true, 1) : fail(p, "%s", err);
+    int tfd = -1;
+    char *err = NULL, *target = bwrap_repo_resolve(dfd, dir, gitdir, plan_writable, p, &tfd, &err);
+    bool ok = target ? cap_repo(p, arena_strdup(p->a, target), tfd, true, 1) : fail(p, "%s", err);
+    if (tfd >= 0) close(tfd);
     free(err);
     free(target);
     free(gitdir);
     return ok;
 }
 
-static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, bool is_root)
+/* Lists the directory dfd (dir) and visits each entry, looked at beneath
+ * dfd without following a link. */
+static bool walk_listed(walker_t *w, int dfd, const char *dir, level_t lvl, unsigned depth)
 {
     plan_t *p = w->p;
-    if (depth > BW_WALK_MAX_DEPTH)
-        return fail(p, "'%s' is nested too deeply to check the policy's globs (the limit is 64 levels)", dir);
-    if (lvl == LVL_WRITE && !tail_blocks(p, loc_abs(p, dir), is_root)) return false;
-    bool any = false;
-    for (size_t i = 0; i < p->r->caps.n && !any; i++) {
-        const rrule_t *c = &p->r->caps.v[i];
-        any = glob_cap_applies(c, lvl) && glob_may_match_below(c->path, dir);
+    int lfd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+    DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+    if (!d) {
+        int e = errno;
+        if (lfd >= 0) close(lfd);
+        return hide_unlisted(p, dir, e);
     }
-    if (!any) return true;
-    DIR *d = opendir(dir);
-    if (!d) return errno == ENOENT ? true : hide_unlisted(p, dir, errno); /* ENOENT: gone, nothing to cap */
     VEC(char *) kids = {0};
     struct dirent *de;
     for (errno = 0; (de = readdir(d)); errno = 0) {
@@ -820,7 +829,7 @@ static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, 
         vec_free(&kids);
         return hide_unlisted(p, dir, rerr);
     }
-    bool ok = lvl != LVL_WRITE || plan_repo_at(p, dir, kids.v, kids.n), unlisted = false;
+    bool ok = lvl != LVL_WRITE || plan_repo_at(p, dir, dfd, kids.v, kids.n), unlisted = false;
     for (size_t i = 0; i < kids.n; i++) {
         if (ok && !unlisted) {
             const char *path = path_join(dir, kids.v[i], p->a);
@@ -830,7 +839,7 @@ static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, 
             }
             struct stat st;
             ex_t e = EX_MISSING;
-            if (lstat(path, &st) == 0)
+            if (fstatat(dfd, kids.v[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
                 e = S_ISLNK(st.st_mode)   ? EX_LINK
                     : S_ISDIR(st.st_mode) ? EX_DIR
                     : S_ISREG(st.st_mode) ? EX_FILE
@@ -845,11 +854,38 @@ static bool walk_dir(walker_t *w, const char *dir, level_t lvl, unsigned depth, 
             }
             bool descend = false;
             ok = visit(w, path, e, lvl, &descend);
-            if (ok && descend && !is_hidden(p, path)) ok = walk_dir(w, path, lvl, depth + 1, false);
+            if (ok && descend && !is_hidden(p, path)) ok = walk_dir(w, dfd, path, lvl, depth + 1, false);
         }
         free(kids.v[i]);
     }
     vec_free(&kids);
+    return ok;
+}
+
+/* Walks dir: a root (absolute, pfd AT_FDCWD), or an entry of the directory
+ * pfd, opened beneath it without following a link (what the walk saw as a
+ * directory must still be one: the walk, its repositories' pointer files
+ * and their targets are all read beneath the fds it holds). */
+static bool walk_dir(walker_t *w, int pfd, const char *dir, level_t lvl, unsigned depth, bool is_root)
+{
+    plan_t *p = w->p;
+    if (depth > BW_WALK_MAX_DEPTH)
+        return fail(p, "'%s' is nested too deeply to check the policy's globs (the limit is 64 levels)", dir);
+    if (lvl == LVL_WRITE && !tail_blocks(p, loc_abs(p, dir), is_root)) return false;
+    bool any = false;
+    for (size_t i = 0; i < p->r->caps.n && !any; i++) {
+        const rrule_t *c = &p->r->caps.v[i];
+        any = glob_cap_applies(c, lvl) && glob_may_match_below(c->path, dir);
+    }
+    if (!any) return true;
+    const char *name = pfd == AT_FDCWD ? dir : strrchr(dir, '/') + 1;
+    int dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0 && errno == ENOENT) return true; /* gone, nothing to cap */
+    if (dfd < 0 && (errno == ELOOP || errno == ENOTDIR))
+        return fail(p, "'%s' is no longer the directory the plan found (a symbolic link now?): refusing to run", dir);
+    if (dfd < 0) return hide_unlisted(p, dir, errno);
+    bool ok = walk_listed(w, dfd, dir, lvl, depth);
+    close(dfd);
     return ok;
 }
 
@@ -878,7 +914,7 @@ static bool plan_walk(plan_t *p)
         level_t lvl = level_at(p, l);
         bool descend = true;
         ok = visit(&w, l.abs, EX_DIR, lvl, &descend);
-        if (ok && descend) ok = walk_dir(&w, l.abs, lvl, 0, true);
+        if (ok && descend) ok = walk_dir(&w, AT_FDCWD, l.abs, lvl, 0, true);
     }
     vec_free(&rts);
     strmap_free(&w.roots);
@@ -1041,6 +1077,7 @@ bwrap_t *bwrap_plan(const resolved_t *r, const roots_t *roots, char **err)
     p.roots = roots;
     p.a = &out->arena;
     p.residue = &out->residue;
+    p.out = out;
     for (size_t i = 0; i < r->grants.n; i++) {
         loc_t l = loc_rule(&p, &r->grants.v[i]);
         long prev = strmap_get(&p.grant_at, l.key);
@@ -1109,9 +1146,19 @@ void bwrap_free(bwrap_t *b)
     if (!b) return;
     for (size_t i = 0; i < b->residue.n; i++) free(b->residue.v[i].path);
     vec_free(&b->residue);
+    vec_free(&b->seen);
+    strmap_free(&b->seen_at);
     vec_free(&b->ops);
     arena_free(&b->arena);
     free(b);
+}
+
+bool bwrap_seen(const bwrap_t *b, const char *path, bw_seen_t *out)
+{
+    long i = strmap_get(&b->seen_at, path);
+    if (i < 0) return false;
+    *out = b->seen.v[i];
+    return true;
 }
 
 bool bwrap_build(const resolved_t *r, const facts_t *f, diag_list_t *diags, bwrap_t **out)

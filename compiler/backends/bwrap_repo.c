@@ -23,15 +23,12 @@
 /* Links followed while resolving one pointer, as the kernel's limit. */
 #define REPO_MAX_LINKS 40
 
-/* The content of dir/name, a regular file opened without following a
- * symlink, trimmed of surrounding white space; NULL when it is missing, not
- * a regular file, empty, too long or unreadable. */
-static char *read_pointer(const char *dir, const char *name)
+/* The content of name in the directory dirfd, a regular file opened
+ * without following a symlink, trimmed of surrounding white space; NULL
+ * when it is missing, not a regular file, empty, too long or unreadable. */
+static char *read_pointer(int dirfd, const char *name)
 {
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0) return NULL;
-    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    close(dfd);
+    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) return NULL;
     struct stat st;
     char buf[REPO_POINTER_MAX + 1];
@@ -50,9 +47,9 @@ static char *read_pointer(const char *dir, const char *name)
     return xstrndup(s, (size_t)(e - s));
 }
 
-char *bwrap_repo_pointer(const char *dir, bool gitfile)
+char *bwrap_repo_pointer(int dirfd, bool gitfile)
 {
-    char *text = read_pointer(dir, gitfile ? ".git" : "commondir");
+    char *text = read_pointer(dirfd, gitfile ? ".git" : "commondir");
     if (!text || !gitfile) return text;
     /* "gitdir: PATH", as git's read_gitfile_gently takes it */
     if (strncmp(text, "gitdir:", 7) != 0) {
@@ -74,14 +71,43 @@ static void to_parent(char *cur)
     else if (slash) *slash = '\0';
 }
 
-char *bwrap_repo_resolve(const char *base, const char *target, bwrap_writable_fn writable, void *ctx, char **err)
+/* The walk's position: cur, a real path (no link in it), and fd, an O_PATH
+ * fd of it (-1 once below a missing component). */
+typedef struct pos {
+    char *cur;
+    int fd;
+} pos_t;
+
+static void pos_set(pos_t *at, char *cur, int fd)
 {
-    /* pending: what is left to walk, from cur (a real path, no link in it) */
-    char *pending = target[0] == '/' ? xstrdup(target) : xasprintf("%s/%s", base, target);
-    char *cur = xstrdup("/");
+    free(at->cur);
+    if (at->fd >= 0) close(at->fd);
+    at->cur = cur;
+    at->fd = fd;
+}
+
+static int open_root(void) { return open("/", O_PATH | O_DIRECTORY | O_CLOEXEC); }
+
+char *bwrap_repo_resolve(int basefd, const char *base, const char *target, bwrap_writable_fn writable, void *ctx,
+                         int *fd_out, char **err)
+{
+    *fd_out = -1;
+    /* pending: what is left to walk from at, one component at a time
+     * beneath at.fd: each is opened without following it, a link read
+     * from the very inode that was looked at (readlinkat on its fd) */
+    pos_t at = {NULL, -1};
+    if (target[0] == '/') pos_set(&at, xstrdup("/"), open_root());
+    else pos_set(&at, xstrdup(base), fcntl(basefd, F_DUPFD_CLOEXEC, 3));
+    if (at.fd < 0) { /* fail closed: nothing was looked at */
+        *err = xasprintf("cannot open '%s' to resolve '%s' (a git commondir or gitfile): %s", at.cur, target,
+                         strerror(errno));
+        pos_set(&at, NULL, -1);
+        return NULL;
+    }
+    char *pending = xstrdup(target);
     unsigned links = 0;
     const char *s = pending;
-    for (;;) {
+    while (at.fd >= 0) {
         while (*s == '/') s++;
         if (!*s) break;
         const char *e = strchr(s, '/');
@@ -90,63 +116,76 @@ char *bwrap_repo_resolve(const char *base, const char *target, bwrap_writable_fn
             s += len;
             continue;
         }
-        if (len == 2 && s[0] == '.' && s[1] == '.') {
-            to_parent(cur);
+        char *name = xstrndup(s, len);
+        bool up = len == 2 && !strcmp(name, "..");
+        int nfd = openat(at.fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | (up ? O_DIRECTORY : 0));
+        struct stat st;
+        if (nfd >= 0 && fstat(nfd, &st) != 0) {
+            close(nfd);
+            nfd = -1;
+        }
+        if (up) {
+            free(name);
             s += len;
+            to_parent(at.cur);
+            /* the parent of a real directory cannot be missing; if it
+             * cannot be opened, the rest is lexical as below a missing one */
+            pos_set(&at, nfd >= 0 ? xstrdup(at.cur) : xasprintf("%s%s", at.cur, s), nfd);
             continue;
         }
-        char *next = xasprintf("%s%s%.*s", cur, strcmp(cur, "/") == 0 ? "" : "/", (int)len, s);
-        struct stat st;
-        bool missing = lstat(next, &st) != 0;
-        if (missing || !S_ISLNK(st.st_mode)) {
-            free(cur);
-            cur = next;
+        char *next = xasprintf("%s%s%s", at.cur, strcmp(at.cur, "/") == 0 ? "" : "/", name);
+        free(name);
+        if (nfd < 0 || !S_ISLNK(st.st_mode)) {
             s += len;
-            if (missing) { /* nothing below exists: the rest is lexical */
-                char *rest = xasprintf("%s%s", cur, s);
-                free(cur);
-                cur = rest;
+            if (nfd < 0) { /* nothing below exists: the rest is lexical */
+                char *rest = xasprintf("%s%s", next, s);
+                free(next);
+                pos_set(&at, rest, -1);
                 break;
             }
+            pos_set(&at, next, nfd);
             continue;
         }
         /* A link the sandbox could replace (its directory is writable):
          * a cap planned at today's target would not hold. Fail closed. */
-        if (writable(ctx, cur) || ++links > REPO_MAX_LINKS) {
-            *err = links > REPO_MAX_LINKS
-                       ? xasprintf("'%s' (named by a git commondir or gitfile) has too many symbolic links", target)
-                       : xasprintf("'%s' is a symbolic link in a writable directory on the way to '%s', which a git "
-                                   "commondir or gitfile names: its config and hooks cannot be protected; remove the link",
-                                   next, target);
+        char lk[PATH_MAX];
+        ssize_t n = -1;
+        bool replaceable = writable(ctx, at.cur), too_many = ++links > REPO_MAX_LINKS;
+        if (!replaceable && !too_many) n = readlinkat(nfd, "", lk, sizeof lk - 1);
+        int saved = errno;
+        close(nfd);
+        if (n <= 0) {
+            *err = replaceable ? xasprintf("'%s' is a symbolic link in a writable directory on the way to '%s', which a "
+                                           "git commondir or gitfile names: its config and hooks cannot be protected; "
+                                           "remove the link",
+                                           next, target)
+                   : too_many  ? xasprintf("'%s' (named by a git commondir or gitfile) has too many symbolic links", target)
+                               : xasprintf("'%s' (on the way to '%s', which a git commondir or gitfile names) cannot be "
+                                            "read: %s",
+                                           next, target, n < 0 ? strerror(saved) : "an empty link");
             free(next);
-            free(cur);
             free(pending);
+            pos_set(&at, NULL, -1);
             return NULL;
         }
-        char lk[PATH_MAX];
-        ssize_t n = readlink(next, lk, sizeof lk - 1);
         free(next);
-        if (n <= 0) { /* gone or unreadable: nothing to follow */
-            free(pending);
-            return cur;
-        }
         lk[n] = '\0';
         char *np = xasprintf("%s%s", lk, s + len);
-        if (lk[0] == '/') {
-            free(cur);
-            cur = xstrdup("/");
-        }
+        if (lk[0] == '/') pos_set(&at, xstrdup("/"), open_root());
         free(pending);
         pending = np;
         s = pending;
     }
     free(pending);
-    char *out = xstrdup(cur);
-    free(cur);
+    struct stat st;
+    if (at.fd >= 0 && fstat(at.fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        *fd_out = at.fd;
+        at.fd = -1;
+    }
     arena_t a = ARENA_INIT;
-    const char *norm = path_normalize(out, &a); /* the lexical rest of a missing path */
-    char *res = xstrdup(norm ? norm : out);
+    const char *norm = path_normalize(at.cur, &a); /* the lexical rest of a missing path */
+    char *res = xstrdup(norm ? norm : at.cur);
     arena_free(&a);
-    free(out);
+    pos_set(&at, NULL, -1);
     return res;
 }

@@ -14,9 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Arity of the options in a run's vector; -1: unknown (then nothing is
- * left out: a misread vector must not lose a deny). */
-static int nargs(const char *opt)
+int sbx_opt_nargs(const char *opt)
 {
     static const char *const zero[] = {"--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
                                        "--new-session", "--clearenv", "--as-pid-1", "--unshare-net"};
@@ -79,7 +77,7 @@ void sbx_drop_unreachable(strvec_t *v, size_t from, uid_t uid, gid_t gid)
 {
     /* first pass: is the whole vector understood? */
     for (size_t i = from; i < v->n;) {
-        int n = nargs(v->v[i]);
+        int n = sbx_opt_nargs(v->v[i]);
         if (n < 0 || i + (size_t)n >= v->n) return;
         i += (size_t)n + 1;
     }
@@ -87,7 +85,7 @@ void sbx_drop_unreachable(strvec_t *v, size_t from, uid_t uid, gid_t gid)
     size_t w = from;
     for (size_t i = from; i < v->n;) {
         const char *opt = v->v[i];
-        size_t n = (size_t)nargs(opt);
+        size_t n = (size_t)sbx_opt_nargs(opt);
         bool bind = path_bind(opt); /* opt is freed below */
         bool at_dest = !strcmp(opt, "--tmpfs") || !strcmp(opt, "--remount-ro") || !strcmp(opt, "--dir");
         const char *dest = bind ? v->v[i + 2] : (at_dest ? v->v[i + 1] : NULL);

@@ -7,7 +7,8 @@
  * The seccomp program goes through --seccomp. Nothing is built by a shell.
  * The workspace (and a session's scratch dir) is bound from an fd opened
  * before the plan (--bind-fd: bwrap checks that the path it mounts is that
- * inode), the blocks of missing files from one empty file by fd.
+ * inode), the blocks of missing files from one empty file by fd; without
+ * the access-time layer, every other bind of a host path too (bind_fd.c).
  */
 #include "sbx_int.h"
 
@@ -364,9 +365,13 @@ static void residue_names(const bwrap_t *b, const char *ws, strvec_t *out)
     }
 }
 
-/* The run's options, packed for --args: "--seccomp 4 --json-status-fd 5 OPTIONS...". */
+/* The run's options, packed for --args: "--seccomp 4 --json-status-fd 5 OPTIONS...".
+ * Without the layer, every other bind of a host path goes by fd too
+ * (bind_fd.c), its fds in *binds; with it, every tree a sandbox can write
+ * is bound from the layer's own mount (runtime-owned, dark in every
+ * sandbox), and *binds stays empty. */
 static bool pack_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t *x, const fsl_t *layer,
-                         buf_t *packed, char **err)
+                         buf_t *packed, sbx_binds_t *binds, char **err)
 {
     strvec_t args = {0};
     const char *head[] = {"--seccomp", "4", "--json-status-fd", "5"};
@@ -380,15 +385,18 @@ static bool pack_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_
                          args.n + ncmd + 8, BWRAP_MAX_ARGS);
         ok = false;
     }
+    if (ok && !layer)
+        ok = sbx_binds_by_fd(&args, sizeof head / sizeof *head, b, x->workspace_fd, roots->workspace, binds, err);
     for (size_t i = 0; ok && i < args.n; i++) buf_add(packed, args.v[i], strlen(args.v[i]) + 1);
     sbx_free_strvec(&args);
     return ok;
 }
 
-/* Hands the plan to the waiting bwrap e, or (none, or past a pipe's size)
- * to a fresh one reading sealed memory. NULL with *err; e is gone then. */
+/* Hands the plan to the waiting bwrap e, or (none, past a pipe's size, or
+ * bind sources by fd, which only a bwrap started now can inherit) to a
+ * fresh one reading sealed memory. NULL with *err; e is gone then. */
 static sbx_early_t *hand_over(const sandbox_t *s, const sbx_exec_t *x, sbx_early_t *e, const buf_t *packed,
-                              char **err)
+                              const sbx_binds_t *binds, char **err)
 {
     /* the last moment the host path is read: it must still be the directory
      * the fd is (bwrap's --bind-fd checks it again as it mounts) */
@@ -397,11 +405,11 @@ static sbx_early_t *hand_over(const sandbox_t *s, const sbx_exec_t *x, sbx_early
         sandbox_early_abort(e);
         return NULL;
     }
-    if (e && sbx_early_feed(s, e, packed)) return e;
+    if (e && !binds->n && sbx_early_feed(s, e, packed)) return e;
     /* that bwrap is gone, or the options are more than a pipe takes at
      * once: a fresh one that reads them, complete, from memory */
     sandbox_early_abort(e);
-    return sbx_start_loaded(s, x, packed, err);
+    return sbx_start_loaded(s, x, packed, binds, err);
 }
 
 int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_residue_t **residue, char **err)
@@ -458,7 +466,8 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     resolved_t *view = r->layer ? fsl_view(r->layer, s->res, &roots) : NULL;
     bwrap_t *b = bwrap_plan(view ? view : s->res, &roots, err);
     buf_t packed = BUF_INIT;
-    bool ok = b && pack_options(b, &roots, &x, r->layer, &packed, err);
+    sbx_binds_t binds = {NULL, 0};
+    bool ok = b && pack_options(b, &roots, &x, r->layer, &packed, &binds, err);
     if (ok) residue_names(b, x.workspace, &r->paths);
     /* a root caller's bwrap runs as the sandbox user, which may not write
      * where a grant leads (root's own dirs): the mount points are made here,
@@ -467,7 +476,8 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     bwrap_free(b);
     fsl_view_free(view);
     /* bwrap never ran on a failure: nothing of this plan was made */
-    e = ok ? hand_over(s, &x, e, &packed, err) : (sandbox_early_abort(e), NULL);
+    e = ok ? hand_over(s, &x, e, &packed, &binds, err) : (sandbox_early_abort(e), NULL);
+    sbx_binds_close(&binds); /* bwrap has its own copies, which it closes as it mounts them */
     buf_free(&packed);
     if (!e) {
         sbx_free_strvec(&r->paths);

@@ -6,6 +6,7 @@
  *   hoststate.c     the state dir by fd, the empty file, workspace locks, the sandbox user
  *   placeholders.c  removing the mount points bwrap made, beneath the workspace fd
  *   reach.c         a root caller's sandbox user: binds it cannot reach are left out
+ *   bind_fd.c       the fallback's binds of host paths, opened here and handed to bwrap by fd
  *   reap.c          bwrap's status, waiting for the sandbox, cleanup
  */
 #ifndef DRUN_SBX_INT_H
@@ -31,24 +32,39 @@ struct sandbox {
     char *shim[4];   /* runs before the command inside: prlimit --nproc (not root) */
 };
 
+/* The bind sources of a run opened by fd (bind_fd.c): fd[i] goes to the
+ * bwrap child at SBX_FD_BINDS + i. The runner's own copies, O_CLOEXEC. */
+typedef struct sbx_binds {
+    int *fd;
+    size_t n;
+} sbx_binds_t;
+
 /* The fds a bwrap child gets, at fixed numbers (SBX_FD_*); -1: none. The
  * caller's ends; spawn.c dups them into place in the child. */
 typedef struct spawn_fds {
-    int args;      /* 3: --args (a pipe, or sealed memory) */
-    int seccomp;   /* 4: --seccomp */
-    int status;    /* 5: --json-status-fd (write end) */
-    int empty;     /* 6: the empty read-only file every block of a missing file binds */
-    int workspace; /* 7: the workspace directory (--bind-fd) */
-    int scratch;   /* 8: the scratch directory (--bind-fd), or -1 (a tmpfs scratch) */
-    int proxy;     /* 9: the sandbox's end of the proxy channel (the relay's), or -1 */
-    int relay;     /* 10: the runner's own binary, bound at SBX_RELAY_PATH (--ro-bind-fd), or -1 */
+    int args;                 /* 3: --args (a pipe, or sealed memory) */
+    int seccomp;              /* 4: --seccomp */
+    int status;               /* 5: --json-status-fd (write end) */
+    int empty;                /* 6: the empty read-only file every block of a missing file binds */
+    int workspace;            /* 7: the workspace directory (--bind-fd) */
+    int scratch;              /* 8: the scratch directory (--bind-fd), or -1 (a tmpfs scratch) */
+    int proxy;                /* 9: the sandbox's end of the proxy channel (the relay's), or -1 */
+    int relay;                /* 10: the runner's own binary, bound at SBX_RELAY_PATH (--ro-bind-fd), or -1 */
+    const sbx_binds_t *binds; /* SBX_FD_BINDS on: the plan's bind sources (--bind-fd), or NULL; not closed here */
 } spawn_fds_t;
 
 /* clang-format off */
 enum { SBX_FD_ARGS = 3, SBX_FD_SECCOMP, SBX_FD_STATUS, SBX_FD_EMPTY, SBX_FD_WORKSPACE, SBX_FD_SCRATCH,
        SBX_FD_PROXY, SBX_FD_RELAY, SBX_FD_COUNT };
 /* clang-format on */
-#define SBX_SPAWN_FDS_NONE {-1, -1, -1, -1, -1, -1, -1, -1}
+/* Where the bind sources start in the child: above every fixed slot, with
+ * room below for bwrap's own fds under a low RLIMIT_NOFILE (the fds placed
+ * before the limit is set stay valid above it). */
+#define SBX_FD_BINDS 64
+/* At most this many bind sources by fd (bwrap's 9,000 arguments hold 3,000 binds). */
+#define SBX_BINDS_MAX 4096
+_Static_assert(SBX_FD_COUNT <= SBX_FD_BINDS, "the bind sources start above the fixed slots");
+#define SBX_SPAWN_FDS_NONE {-1, -1, -1, -1, -1, -1, -1, -1, NULL}
 /* A run with a proxy channel (sbx_exec_t.proxy_fd). */
 #define SBX_PROXIED(x) ((x)->proxy_fd > 0)
 
@@ -93,7 +109,9 @@ sbx_early_t *sbx_launch(const char *bwrap_bin, char *const *shim, const sbx_exec
 sbx_early_t *sbx_prestart(const char *bwrap_bin, char *const *shim, const sbx_exec_t *x, const sandbox_t *limits,
                           char **err);
 bool sbx_early_feed(const sandbox_t *s, sbx_early_t *e, const buf_t *args);
-sbx_early_t *sbx_start_loaded(const sandbox_t *s, const sbx_exec_t *x, const buf_t *args, char **err);
+/* binds: the bind sources the options name by fd (SBX_FD_BINDS on), or NULL. */
+sbx_early_t *sbx_start_loaded(const sandbox_t *s, const sbx_exec_t *x, const buf_t *args, const sbx_binds_t *binds,
+                              char **err);
 
 /* ---- hoststate.c ---- */
 /* The state dir, opened once per process, owner and mode checked: an
@@ -121,9 +139,24 @@ void hoststate_pending_add(const char *pending, char *const *rel, size_t n);
 const sbx_ident_t *hoststate_ident(void);
 
 /* ---- reach.c ---- */
+/* Arity of an option in a run's vector; -1: unknown (then nothing is left
+ * out: a misread vector must not lose a deny). */
+int sbx_opt_nargs(const char *opt);
 /* Leaves out of v (from index from on) the binds whose source uid:gid
  * cannot reach, and the remounts planned on them. */
 void sbx_drop_unreachable(strvec_t *v, size_t from, uid_t uid, gid_t gid);
+
+/* ---- bind_fd.c ---- */
+/* Every --bind/--ro-bind(-try) of a host path in v (from index from on;
+ * /proc, /dev and /sys aside) becomes --bind-fd/--ro-bind-fd of an fd
+ * opened here without following any symbolic link (beneath ws_fd for the
+ * workspace ws) and checked against what plan b recorded; a -try source
+ * that is absent is left out. The fds in *out (caller closes with
+ * sbx_binds_close). False with *err (nothing kept open) when a source is a
+ * link now, was replaced, or cannot be opened: the run must be refused. */
+bool sbx_binds_by_fd(strvec_t *v, size_t from, const bwrap_t *b, int ws_fd, const char *ws, sbx_binds_t *out,
+                     char **err);
+void sbx_binds_close(sbx_binds_t *b);
 
 /* ---- placeholders.c ---- */
 /* Removes rel beneath the workspace dir if it is still a blank placeholder

@@ -28,7 +28,9 @@
  * fds in the bwrap child (spawn_fds_t): 3 the options, 4 the filter, 5 the
  * status report, 6 the empty file, 7 the workspace, 8 the scratch dir, and
  * for a proxied run 9 the proxy channel and 10 this binary (the relay);
- * nothing else of the caller's.
+ * from 64 on, the plan's bind sources when it binds host paths by fd
+ * (bind_fd.c: only a bwrap started after the plan has them); nothing else
+ * of the caller's.
  */
 #include "sbx_int.h"
 
@@ -122,22 +124,35 @@ static _Noreturn void child(const char *bwrap_bin, char **argv, const sbx_exec_t
         }
     }
     /* Every fd first above the slots (a source may sit on another's slot),
-     * then into place. */
+     * then into place: the fixed ones at 0..10, the bind sources from
+     * SBX_FD_BINDS on. */
     int hi[SBX_FD_COUNT];
     const int src[SBX_FD_COUNT] = {x->fd_in, x->fd_out, x->fd_err, in->args, in->seccomp, in->status, in->empty,
                                    in->workspace, in->scratch, in->proxy, in->relay};
+    size_t nb = in->binds ? in->binds->n : 0;
+    int top = SBX_FD_BINDS + (int)nb; /* above every slot */
     for (int i = 0; i < SBX_FD_COUNT; i++) {
         int s = src[i];
         if (s < 0 && i < 3 && (s = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) _exit(127);
-        if (s >= 0 && (hi[i] = fcntl(s, F_DUPFD, 64)) < 0) _exit(127);
+        if (s >= 0 && (hi[i] = fcntl(s, F_DUPFD, top)) < 0) _exit(127);
         if (s < 0) hi[i] = -1;
     }
+    /* the bind sources: above top too, then down into their slots (the
+     * runner's own copies are O_CLOEXEC and may sit anywhere) */
+    int bhi[SBX_BINDS_MAX];
+    if (nb > SBX_BINDS_MAX) _exit(127);
+    for (size_t k = 0; k < nb; k++)
+        if ((bhi[k] = fcntl(in->binds->fd[k], F_DUPFD, top)) < 0) _exit(127);
     for (int i = 0; i < SBX_FD_COUNT; i++) {
         if (!place_fd(hi[i], i)) _exit(127);
         if (hi[i] < 0 && close(i) != 0 && errno != EBADF) _exit(127); /* a slot unused: nothing of the caller's */
     }
+    for (size_t k = 0; k < nb; k++)
+        if (!place_fd(bhi[k], SBX_FD_BINDS + (int)k)) _exit(127);
     /* nothing of the caller's (sockets, other sessions' pipes) crosses over */
-    if (syscall(SYS_close_range, (unsigned)SBX_FD_COUNT, ~0U, 0U) != 0) _exit(127);
+    if (syscall(SYS_close_range, (unsigned)SBX_FD_COUNT, (unsigned)SBX_FD_BINDS - 1, 0U) != 0 ||
+        syscall(SYS_close_range, (unsigned)top, ~0U, 0U) != 0)
+        _exit(127);
     if (x->new_pgrp && setpgid(0, 0) != 0) _exit(127);
     if (limits) set_limits(limits, 0, in->relay >= 0);
     /* A root caller's sandbox runs as the sandbox user: raw syscalls, for
@@ -360,10 +375,12 @@ static int data_fd(const char *name, const void *data, size_t len)
     return fd;
 }
 
-sbx_early_t *sbx_start_loaded(const sandbox_t *s, const sbx_exec_t *x, const buf_t *args, char **err)
+sbx_early_t *sbx_start_loaded(const sandbox_t *s, const sbx_exec_t *x, const buf_t *args, const sbx_binds_t *binds,
+                              char **err)
 {
     spawn_fds_t f = SBX_SPAWN_FDS_NONE;
     if (!run_fds(x, &f, err)) return NULL;
+    f.binds = binds;
     f.args = data_fd("drun-bwrap-args", args->p, args->len);
     f.seccomp = data_fd("drun-seccomp", s->seccomp.p, s->seccomp.len);
     if (f.args < 0 || f.seccomp < 0) {
