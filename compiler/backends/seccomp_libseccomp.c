@@ -116,14 +116,16 @@ static bool add_family_rules(scmp_filter_ctx ctx, const char *call, const char *
     const seccomp_family_t *fam = seccomp_families(&n);
     uint32_t top = (uint32_t)fam[n - 1].family;
     int rc = 0;
+    /* each SCMP_An names datum_b (0): these comparisons ignore it, and
+     * clang's -Wmissing-field-initializers flags it left out */
     for (uint32_t f = 0; f < top && !rc; f++)
         if (!family_allowed(f))
-            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, SCMP_A0(SCMP_CMP_EQ, f));
-    if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, SCMP_A0(SCMP_CMP_GT, top));
+            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, SCMP_A0(SCMP_CMP_EQ, f, 0));
+    if (!rc) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, SCMP_A0(SCMP_CMP_GT, top, 0));
     /* AF_NETLINK: NETLINK_ROUTE only (socket's third argument) */
     if (!rc && strcmp(call, "socket") == 0)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), nr, 2, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
-                              SCMP_A2(SCMP_CMP_NE, SECCOMP_NETLINK_PROTOCOL));
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), nr, 2, SCMP_A0(SCMP_CMP_EQ, AF_NETLINK, 0),
+                              SCMP_A2(SCMP_CMP_NE, SECCOMP_NETLINK_PROTOCOL, 0));
     if (rc) return fail_rc(err, rc, xasprintf("cannot add the family rules for %s on %s", call, an));
     return true;
 }
@@ -223,7 +225,7 @@ static bool add_rules(scmp_filter_ctx ctx, const seccomp_opts_t *opts, char **er
             /* An exact 64-bit compare: a domain with high bits set (the
              * kernel would read AF_UNIX from its low half) is refused by the
              * family rules below, which take every such value. */
-            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), host_nr, 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX));
+            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), host_nr, 1, SCMP_A0(SCMP_CMP_EQ, AF_UNIX, 0));
         } else {
             rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), host_nr, 0);
         }

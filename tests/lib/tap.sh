@@ -69,8 +69,9 @@ tap_tmpdir() {
 
 TAP_WARN=(-Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
           -Wno-format-nonliteral -Wvla)
-TAP_SAN=()
-case $B in *san*) TAP_SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer) ;; esac
+TAP_SAN=() TAP_CC=${CC:-cc}
+# a sanitizer build is clang's (the Makefile's SAN_CC): its helpers must be too
+case $B in *san*) TAP_SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer) TAP_CC=${SAN_CC:-clang} ;; esac
 tap_build() { # OUT SRC... [-- ARGS...]
     local out=$1 inc=() d; shift
     local srcs=()
@@ -80,7 +81,7 @@ tap_build() { # OUT SRC... [-- ARGS...]
     mkdir -p "$(dirname "$out")"
     local san=("${TAP_SAN[@]}")
     [ -n "${TAP_NOSAN:-}" ] && san=()
-    ${CC:-cc} -std=c11 -O1 -g "${TAP_WARN[@]}" "${san[@]}" "${inc[@]}" -I"$B/gen" -Itests/unit \
+    $TAP_CC -std=c11 -O1 -g "${TAP_WARN[@]}" "${san[@]}" "${inc[@]}" -I"$B/gen" -Itests/unit \
         -o "$out" "${srcs[@]}" "$@" > "$out.log" 2>&1
 }
 
