@@ -22,10 +22,14 @@ B        := build/san
 # is also a second compiler's -Werror over the code.
 CC       := $(SAN_CC)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# DRUN_SAN: what the code asks (gcc says __SANITIZE_ADDRESS__, clang
+# __has_feature(address_sanitizer); this says it for either)
+SANDEF   := -DDRUN_SAN=1
 OPT      := -O1 -g
 else
 B        := build
 SANFLAGS :=
+SANDEF   :=
 OPT      := -O2 -g
 endif
 
@@ -40,7 +44,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototy
 # path, so a header is named by its file name alone.
 COMPILER_DIRS := compiler $(sort $(dir $(wildcard compiler/*/*.c compiler/*/*.h)))
 COMPILER_INC  := $(patsubst %,-I%,$(patsubst %/,%,$(COMPILER_DIRS)))
-CPPFLAGS += -D_GNU_SOURCE -DDRUN_VERSION='"$(VERSION)"' -Igrammar $(COMPILER_INC) -Iruntime -I$(B)/gen
+CPPFLAGS += -D_GNU_SOURCE -DDRUN_VERSION='"$(VERSION)"' $(SANDEF) -Igrammar $(COMPILER_INC) -Iruntime -I$(B)/gen
 CFLAGS   += -std=c11 $(OPT) $(WARN) $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP
 # Generated code keeps -Werror off and the warnings its generators trip.
 GENFLAGS := -std=c11 $(OPT) -w $(SANFLAGS) $(PKG_CFLAGS) -MMD -MP

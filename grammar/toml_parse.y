@@ -22,7 +22,7 @@
 %include {
 /* lemon's tracing and internal asserts cost a few percent per token: they
  * stay on in the sanitizer and fuzzing builds, where they can catch something. */
-#if !defined(DRUN_FUZZ) && !defined(__SANITIZE_ADDRESS__) && !defined(NDEBUG)
+#if !defined(DRUN_FUZZ) && !defined(DRUN_SAN) && !defined(NDEBUG)
 #define NDEBUG 1
 #endif
 #include <assert.h>

@@ -417,8 +417,10 @@ static struct fuse_session *mount_tree(fsl_tree_t *t, const resolved_t *r, const
         int fd = fusermount(t->mnt, "default_permissions,fsname=drun-layer,subtype=drun");
         if (fd >= 0) snprintf(devfd, sizeof devfd, "/dev/fd/%d", fd);
     }
+    errno = 0;
     if (!se || (geteuid() != 0 && !*devfd) || fuse_session_mount(se, *devfd ? devfd : t->mnt) != 0) {
-        char *m = xasprintf("cannot mount the filesystem layer on %s", t->mnt);
+        int e = errno; /* the failing call's, when libfuse kept it */
+        char *m = xasprintf("cannot mount the filesystem layer on %s%s%s", t->mnt, e ? ": " : "", e ? strerror(e) : "");
         say(ready_w, m);
         free(m);
         return NULL;

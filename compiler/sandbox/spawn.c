@@ -77,7 +77,7 @@ static void set_limit(pid_t pid, int res, rlim_t v)
  * limit (ASan reserves terabytes of shadow memory at start), and a proxied
  * run starts this very binary inside the sandbox as the relay: such a build
  * leaves RLIMIT_AS off proxied runs. Release builds always set it. */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(DRUN_SAN)
 #define AS_LIMIT_WITH_RELAY 0
 #else
 #define AS_LIMIT_WITH_RELAY 1
