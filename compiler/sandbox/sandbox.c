@@ -433,13 +433,18 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
      * earlier still (without a shim: one this sandbox needs means anew; and
      * not for a root caller: its bwrap runs as the sandbox user, whose
      * limits only the child itself can set, before it drops root, and a
-     * bwrap started before the policy was known has none). */
+     * bwrap started before the policy was known has none). Not without
+     * the access-time layer either: the mount fallback hands bwrap its host
+     * binds by fd (bind_fd.c), opened after the plan, which a bwrap already
+     * started cannot inherit; hand_over would only kill it and start anew. */
     bool drop = hoststate_ident()->drop;
-    if (e && (drop || e->shim != (s->shim[0] != NULL) || e->relay != SBX_PROXIED(&x))) {
+    const char *no_layer = NULL;
+    bool early = fsl_available(&no_layer);
+    if (e && (drop || !early || e->shim != (s->shim[0] != NULL) || e->relay != SBX_PROXIED(&x))) {
         sandbox_early_abort(e);
         e = NULL;
     }
-    if (!e && !(e = sbx_prestart(s->bwrap_bin, s->shim, &x, drop ? s : NULL, err))) {
+    if (!e && early && !(e = sbx_prestart(s->bwrap_bin, s->shim, &x, drop ? s : NULL, err))) {
         sandbox_cleanup(r);
         return -1;
     }
