@@ -72,11 +72,33 @@ static int cmp_fact(const void *a, const void *b)
     return strcmp(((const path_fact_t *)a)->path, ((const path_fact_t *)b)->path);
 }
 
-static path_fact_t *find_exact(const facts_t *f, const char *path)
+/* The record of path among the first n (which are in order). */
+static path_fact_t *find_in(const facts_t *f, size_t n, const char *path)
 {
-    if (!f->paths.n) return NULL; /* bsearch() of an empty, NULL array is undefined */
+    if (!n) return NULL; /* bsearch() of an empty, NULL array is undefined */
     path_fact_t key = {path, PT_MISSING, NULL};
-    return bsearch(&key, f->paths.v, f->paths.n, sizeof key, cmp_fact);
+    return bsearch(&key, f->paths.v, n, sizeof key, cmp_fact);
+}
+
+static path_fact_t *find_exact(const facts_t *f, const char *path) { return find_in(f, f->paths.n, path); }
+
+/* Where path lives when it lives below one of its ancestors: the nearest
+ * ancestor real_of_anc knows (it gives that ancestor's realpath, in buf
+ * or its own storage, or NULL), with the rest of path appended; path
+ * itself when that ancestor is its own realpath. NULL when none is known. */
+typedef const char *(*anc_real_fn)(const char *anc, const void *ctx, char buf[PATH_MAX]);
+static const char *through_ancestor(const char *path, anc_real_fn real_of_anc, const void *ctx, arena_t *a)
+{
+    char buf[PATH_MAX];
+    size_t len = strlen(path);
+    char *anc = arena_strndup(a, path, len);
+    for (size_t i = len; i-- > 1;) {
+        if (anc[i] != '/') continue;
+        anc[i] = '\0';
+        const char *real = real_of_anc(anc, ctx, buf);
+        if (real) return strcmp(real, anc) == 0 ? path : path_join(real, path + i + 1, a);
+    }
+    return NULL;
 }
 
 /* Inserted in order (binary search, then one memmove): sorting the whole
@@ -122,6 +144,13 @@ static bool has_existing_below(const facts_t *f, const char *dir)
     return false;
 }
 
+static const char *recorded_real(const char *anc, const void *f, char buf[PATH_MAX])
+{
+    (void)buf;
+    const path_fact_t *a = find_exact(f, anc);
+    return a ? a->realpath : NULL;
+}
+
 path_fact_t facts_lookup(const facts_t *f, const char *path, arena_t *tmp)
 {
     path_fact_t *e = find_exact(f, path);
@@ -129,19 +158,8 @@ path_fact_t facts_lookup(const facts_t *f, const char *path, arena_t *tmp)
     if (strcmp(path, "/") == 0 || has_existing_below(f, path)) return (path_fact_t){path, PT_DIR, path};
     /* Nearest recorded ancestor: a path below a symlinked directory lives
      * where the link points, so rewrite it through the ancestor's realpath. */
-    size_t len = strlen(path);
-    char *anc = arena_strndup(tmp, path, len);
-    for (size_t i = len; i-- > 1;) {
-        if (anc[i] != '/') continue;
-        anc[i] = '\0';
-        path_fact_t *a = find_exact(f, anc);
-        if (!a) continue;
-        const char *real = strcmp(a->realpath, anc) == 0
-                               ? path
-                               : path_join(a->realpath, path + i + 1, tmp);
-        return (path_fact_t){path, PT_MISSING, real};
-    }
-    return (path_fact_t){path, PT_MISSING, path};
+    const char *real = through_ancestor(path, recorded_real, f, tmp);
+    return (path_fact_t){path, PT_MISSING, real ? real : path};
 }
 
 /* ---- the probe ---------------------------------------------------------------------------- */
@@ -186,10 +204,7 @@ static void probe_end(probe_t *pr)
 
 static bool probe_known(const probe_t *pr, const char *path)
 {
-    if (strmap_get(&pr->added, path) >= 0) return true;
-    if (!pr->sorted) return false;
-    path_fact_t key = {path, PT_MISSING, NULL};
-    return bsearch(&key, pr->f->paths.v, pr->sorted, sizeof key, cmp_fact) != NULL;
+    return strmap_get(&pr->added, path) >= 0 || find_in(pr->f, pr->sorted, path);
 }
 
 /* Appends a record the batch has not seen (no duplicate: the sort keeps none). */
@@ -205,20 +220,25 @@ static void probe_add(probe_t *pr, const char *path, ptype_t type, const char *r
     }
 }
 
+static const char *missing_real(const char *anc, const void *pr, char buf[PATH_MAX])
+{
+    (void)buf;
+    const probe_t *p = pr;
+    long k = strmap_get(&p->missing, anc);
+    return k >= 0 ? p->reals.v[k] : NULL;
+}
+
 /* The realpath of path when one of its ancestors is known missing (so is
  * path then): that ancestor's realpath with the rest appended. NULL if none. */
 static const char *below_missing(const probe_t *pr, const char *path, arena_t *a)
 {
-    if (!pr->missing.n) return NULL;
-    size_t len = strlen(path);
-    char *anc = arena_strndup(a, path, len);
-    for (size_t i = len; i-- > 1;) {
-        if (anc[i] != '/') continue;
-        anc[i] = '\0';
-        long k = strmap_get(&pr->missing, anc);
-        if (k >= 0) return path_join(pr->reals.v[k], path + i + 1, a);
-    }
-    return NULL;
+    return pr->missing.n ? through_ancestor(path, missing_real, pr, a) : NULL;
+}
+
+static const char *host_real(const char *anc, const void *ctx, char buf[PATH_MAX])
+{
+    (void)ctx;
+    return realpath(anc, buf);
 }
 
 /* realpath() of a path that may not exist: the deepest existing ancestor
@@ -227,14 +247,8 @@ static const char *real_of(const char *path, arena_t *a)
 {
     char buf[PATH_MAX];
     if (realpath(path, buf)) return arena_strdup(a, buf);
-    size_t len = strlen(path);
-    char *anc = arena_strndup(a, path, len);
-    for (size_t i = len; i-- > 1;) {
-        if (anc[i] != '/') continue;
-        anc[i] = '\0';
-        if (realpath(anc, buf)) return path_join(buf, path + i + 1, a);
-    }
-    return arena_strdup(a, path);
+    const char *real = through_ancestor(path, host_real, NULL, a);
+    return real ? real : arena_strdup(a, path);
 }
 
 /* The type and realpath of an existing path in four syscalls whatever its
