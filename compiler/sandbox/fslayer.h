@@ -70,12 +70,14 @@ void fsl_watch(fsl_t *l, pid_t bwrap_pid);
  * short text of the refusals (caller frees; NULL when none). l is freed. */
 bool fsl_finish(fsl_t *l, char **summary);
 
-/* For the runner: the layer over the trees of r under roots. NULL without
- * *err when none is served or the layer cannot be used on this host (then
- * a line on stderr says which caps hold only where the mount plan could
- * place a mount); NULL with *err (caller frees) when it can be used but
- * did not start: the run must be refused, never fall back. */
-fsl_t *fsl_begin(const resolved_t *r, const roots_t *roots, int ws_fd, char **err);
+/* For the runner: the layer over the trees of r under roots. unusable is
+ * NULL when fsl_available said yes, else the reason it gave (the runner
+ * asks once, before it decides to prestart bwrap). NULL without *err when
+ * none is served or the layer cannot be used on this host (then a line on
+ * stderr says which caps hold only where the mount plan could place a
+ * mount); NULL with *err (caller frees) when it can be used but did not
+ * start: the run must be refused, never fall back. */
+fsl_t *fsl_begin(const resolved_t *r, const roots_t *roots, int ws_fd, const char *unusable, char **err);
 
 /* For a one-off run, after bwrap has been reaped: waits for the sandbox's
  * pid 1 (pid1 > 0), finishes the layer (fsl_finish) and prints the refusals'

@@ -1037,11 +1037,10 @@ static void glob_caps_text(const resolved_t *r, buf_t *out)
     }
 }
 
-fsl_t *fsl_begin(const resolved_t *r, const roots_t *roots, int ws_fd, char **err)
+fsl_t *fsl_begin(const resolved_t *r, const roots_t *roots, int ws_fd, const char *unusable, char **err)
 {
     *err = NULL;
-    const char *why = NULL;
-    if (fsl_available(&why)) {
+    if (!unusable) {
         /* usable here, so a failure from now on refuses the run: falling
          * back would let whatever made the start fail (a root swapped for
          * a symlink, the sandbox user's process limit used up by another
@@ -1060,7 +1059,7 @@ fsl_t *fsl_begin(const resolved_t *r, const roots_t *roots, int ws_fd, char **er
         fprintf(stderr, "drun-policy: the access-time filesystem layer is not used (%s): these caps hold only where "
                         "a mount could be placed when the run started (existing matches, the roots of the grants, "
                         "existing .git dirs), not for names made later in new or other directories: %s\n",
-                why, buf_cstr(&caps));
+                unusable, buf_cstr(&caps));
     buf_free(&caps);
     return NULL;
 }

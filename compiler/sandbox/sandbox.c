@@ -439,12 +439,12 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
      * started cannot inherit; hand_over would only kill it and start anew. */
     bool drop = hoststate_ident()->drop;
     const char *no_layer = NULL;
-    bool early = fsl_available(&no_layer);
-    if (e && (drop || !early || e->shim != (s->shim[0] != NULL) || e->relay != SBX_PROXIED(&x))) {
+    bool layer = fsl_available(&no_layer);
+    if (e && (drop || !layer || e->shim != (s->shim[0] != NULL) || e->relay != SBX_PROXIED(&x))) {
         sandbox_early_abort(e);
         e = NULL;
     }
-    if (!e && early && !(e = sbx_prestart(s->bwrap_bin, s->shim, &x, drop ? s : NULL, err))) {
+    if (!e && layer && !(e = sbx_prestart(s->bwrap_bin, s->shim, &x, drop ? s : NULL, err))) {
         sandbox_cleanup(r);
         return -1;
     }
@@ -462,7 +462,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     roots_t roots = {x.workspace, x.scratch, x.hide, x.scratch_tmpfs};
     /* the access-time layer (SPEC §16) serves the user's trees: the mount
      * plan then leaves the caps it enforces to it (no walk, no blocks) */
-    r->layer = fsl_begin(s->res, &roots, r->ws_fd, err);
+    r->layer = fsl_begin(s->res, &roots, r->ws_fd, layer ? NULL : no_layer, err);
     if (*err) {
         sandbox_early_abort(e);
         sandbox_cleanup(r);
