@@ -70,8 +70,9 @@ tap_tmpdir() {
 TAP_WARN=(-Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
           -Wno-format-nonliteral -Wvla)
 TAP_SAN=() TAP_CC=${CC:-cc}
-# a sanitizer build is clang's (the Makefile's SAN_CC): its helpers must be too
-case $B in *san*) TAP_SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer) TAP_CC=${SAN_CC:-clang} ;; esac
+# a sanitizer build is the Makefile's SAN_CC's (clang): its helpers must be too
+case $B in *san*) TAP_SAN=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+    TAP_CC=${SAN_CC:-$(sed -n 's/^SAN_CC *?= *//p' Makefile)} ;; esac
 tap_build() { # OUT SRC... [-- ARGS...]
     local out=$1 inc=() d; shift
     local srcs=()
