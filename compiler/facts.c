@@ -375,15 +375,12 @@ static void probe_bwrap(facts_t *f)
     if (!hit) {
         probe_bwrap_run(f);
         if (cache && *f->bwrap_version) {
-            fsutil_mkdirs(dir, 0700); /* a failure shows at fopen: no cache, no harm */
-            char *tmp = xasprintf("%s.%d", cache, (int)getpid());
-            FILE *w = fopen(tmp, "w");
-            if (w) {
-                fprintf(w, "%s\n%s %d\n", key, f->bwrap_version, f->bwrap_disable_userns ? 1 : 0);
-                if (fclose(w) == 0) rename(tmp, cache);
-                else unlink(tmp);
-            }
-            free(tmp);
+            fsutil_mkdirs(dir, 0700); /* a failure shows at the write: no cache, no harm */
+            /* through a temp name no other process has (a pid is not one:
+             * two runs in two pid namespaces can have the same) */
+            char *rec = xasprintf("%s\n%s %d\n", key, f->bwrap_version, f->bwrap_disable_userns ? 1 : 0), *e = NULL;
+            if (!fsutil_write_atomic(cache, rec, strlen(rec), &e)) free(e); /* no cache, no harm */
+            free(rec);
         }
     }
     free(key);

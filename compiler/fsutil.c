@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -123,5 +124,20 @@ bool fsutil_write_all(int fd, const void *p, size_t n)
         s += w;
         n -= (size_t)w;
     }
+    return true;
+}
+
+bool fsutil_random_hex(char *out, size_t n)
+{
+    unsigned char r[32];
+    if (n > sizeof r) n = sizeof r;
+    for (size_t got = 0; got < n;) {
+        ssize_t k = getrandom(r + got, n - got, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) return false;
+        got += (size_t)k;
+    }
+    for (size_t i = 0; i < n; i++) snprintf(out + 2 * i, 3, "%02x", r[i]);
+    out[2 * n] = '\0';
     return true;
 }

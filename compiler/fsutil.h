@@ -33,13 +33,19 @@ void fsutil_state_base(const char **trusted, const char **below);
  * caller frees) when it cannot be opened or read. */
 bool fsutil_read_file(const char *path, buf_t *out, char **err);
 
-/* Writes len bytes to path through a temp file beside it (mode 0644,
- * fsync'd) renamed into place, so a reader never sees half of it. False
- * with *err (caller frees); the temp file is gone then. */
 /* Writes all n bytes of p to fd (retrying short writes and EINTR); false
  * with errno set on the first error. */
 bool fsutil_write_all(int fd, const void *p, size_t n);
 
+/* Writes len bytes to path through a temp file beside it (mode 0644,
+ * fsync'd) renamed into place, so a reader never sees half of it. False
+ * with *err (caller frees); the temp file is gone then. */
 bool fsutil_write_atomic(const char *path, const void *data, size_t len, char **err);
+
+/* 2*n lowercase hex digits of the kernel's randomness and a NUL into out
+ * (2*n+1 bytes; n at most 32): a name no other process can be given, whatever pid
+ * namespace it runs in (a pid in a name is not unique across them). False
+ * with errno set when getrandom fails. */
+bool fsutil_random_hex(char *out, size_t n);
 
 #endif

@@ -156,10 +156,13 @@ static int empty_in(int dirfd, uid_t owner, char **err)
     int fd = open_beneath(dirfd, "empty", O_RDONLY, 0);
     if (fd >= 0 && empty_ok(fd, owner)) return fd;
     if (fd >= 0) close(fd);
-    static _Atomic unsigned long seq;
-    char tmp[64];
-    snprintf(tmp, sizeof tmp, ".empty.%ld.%lu", (long)getpid(), ++seq);
-    int w = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+    /* a random temp name: one made of a pid could be another namespace's */
+    char rnd[17], tmp[64];
+    int w = -1;
+    if (fsutil_random_hex(rnd, 8)) {
+        snprintf(tmp, sizeof tmp, ".empty.%s", rnd);
+        w = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+    }
     bool ok = w >= 0 && fchmod(w, 0444) == 0;
     if (w >= 0 && close(w) != 0) ok = false;
     /* not over one another thread has just made (its run holds that inode:
