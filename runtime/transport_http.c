@@ -77,6 +77,7 @@ typedef struct hsock {            /* one TCP connection (MHD's socket context) *
     bool killed;                  /* shut down by the watchdog */
     bool gone;                    /* closed by MHD; the watchdog frees it (it may be polling fd) */
     bool authed;                  /* a request head passed the checks (token included) */
+    bool served;                  /* a response on it has ended: it waits for the next request */
     struct sockaddr_storage peer; /* the client's address (its port ignored) */
     mcp_conn_t *mc;               /* a plain tools/call running on it: cancelled on hang-up */
     char *key;                    /* its id key (borrowed from the request) */
@@ -654,6 +655,7 @@ static void sock_receiving(hserver_t *hs, struct MHD_Connection *c, bool receivi
         return;
     pthread_mutex_lock(&hs->sock_mu);
     k->receiving = receiving;
+    k->served |= receiving;
     k->since = clock_now_ms();
     pthread_mutex_unlock(&hs->sock_mu);
 }
@@ -691,7 +693,11 @@ static size_t watch_pass_locked(hserver_t *hs, struct pollfd *pf, hsock_t **ref,
             /* Headers and body must arrive within the deadline: MHD's own
              * timeout counts idleness only, so a byte every few seconds
              * would hold the slot for ever. */
-            sock_kill_locked(k, "its request did not arrive within request-timeout");
+            char why[160];
+            snprintf(why, sizeof why,
+                     "its request did not arrive within request-timeout (%lld ms since %s)",
+                     (long long)(now - k->since), k->served ? "its last response" : "it opened");
+            sock_kill_locked(k, why);
         }
         if (k->mc && n < cap) {
             pf[n] = (struct pollfd){k->fd, POLLRDHUP, 0};

@@ -6,7 +6,7 @@
 // build under test: $B is build/ or build/san) and connect the official MCP
 // TypeScript SDK client to it over stdio or Streamable HTTP.
 
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -88,6 +88,16 @@ export function pgrep(marker) {
   } catch {
     return [];
   }
+}
+
+/** pgrep without blocking the event loop: for polls that run beside HTTP
+ * clients (a blocked loop runs undici's keep-alive timers late, and a
+ * request sent on an idle socket the server has just cut fails). */
+export function pgrepAsync(marker) {
+  return new Promise((resolve) => {
+    execFile('pgrep', ['-f', marker], { encoding: 'utf8' }, (err, out) =>
+      resolve(err ? [] : out.trim().split('\n').filter(Boolean)));
+  });
 }
 
 /** Waits until fn() is truthy or ms pass; returns the last value. */

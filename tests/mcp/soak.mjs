@@ -24,7 +24,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 
-import { B, start, writeInPlace, writeRename, pgrep, waitFor, sleep, rawStdio, INIT, sessionDirs } from './lib.mjs';
+import { B, start, writeInPlace, writeRename, pgrep, pgrepAsync, waitFor, sleep, rawStdio, INIT, sessionDirs } from './lib.mjs';
 import { JSON_SSE, descendants, fdCount, filesUnder, initSession, mountsUnder, post, rawSocket, sdkClient, spawnHttp } from './rawhttp.mjs';
 
 const SAN = /san/.test(B);
@@ -293,9 +293,10 @@ function abuse(srv, ctx) {
         const s = await rawSocket(srv.port);
         s.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nContent-Type: application/json\r\nAccept: ${JSON_SSE}\r\n` +
           `Authorization: Bearer ${ctx.tokens[1]}\r\nMcp-Session-Id: ${sid}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-        await waitFor(() => pgrep(`sleep ${marker}`).length > 0, 5000);
+        // polled without blocking the event loop: the workers' HTTP clients share it
+        await waitFor(async () => (await pgrepAsync(`sleep ${marker}`)).length > 0, 5000);
         s.destroy();
-        if (!await waitFor(() => pgrep(`sleep ${marker}`).length === 0, 10000)) {
+        if (!await waitFor(async () => (await pgrepAsync(`sleep ${marker}`)).length === 0, 10000)) {
           const ps = execFileSync('ps', ['-eo', 'pid,ppid,stat,etimes,cmd'], { encoding: 'utf8' }).split('\n')
             .filter((l) => l.includes(marker) || l.includes('bwrap')).join(' | ');
           assert.fail(`hang-up ${k}: the command survived; ps: ${ps}; server log: ` +
@@ -321,7 +322,7 @@ test('soak: abuse mixed with config reloads leaks no fd, process, mount or file'
     tokens: TOKENS,
     config: VERSIONS[0].text,
     env,
-    args: ['--max-message', String(8 << 20), '--limit', `max-body-total=${16 << 20}`, '--limit', 'request-timeout=5',
+    args: ['--max-message', String(8 << 20), '--limit', `max-body-total=${16 << 20}`, '--limit', 'request-timeout=8',
       '--limit', 'max-clients=64', '--limit', 'max-connections-per-peer=64'],
   });
   const ctx = { stop: false, tokens: TOKENS, sessions: [], markers: [] };
@@ -355,6 +356,13 @@ test('soak: abuse mixed with config reloads leaks no fd, process, mount or file'
           calls += 3;
         } catch (e) {
           ctx.failed = true;
+          // node's fetch says only "fetch failed": the socket's story is in its cause
+          if (e.cause) {
+            const why = srv.stderr().split('\n').filter((l) => /closing a connection|refusing/.test(l));
+            const tally = {};
+            for (const l of why) { const w = l.replace(/^.*?(closing a connection|refusing)/, '$1'); tally[w] = (tally[w] || 0) + 1; }
+            e.message += ` (client ${k}: ${e.cause.code || ''} ${e.cause.message || e.cause}; the server's cuts: ${JSON.stringify(tally)})`;
+          }
           throw e;
         }
       }
@@ -370,11 +378,16 @@ test('soak: abuse mixed with config reloads leaks no fd, process, mount or file'
     assert.ok(p.counters.reloads > 5, 'reloads happened');
     assert.ok(ab.n.hangups >= 3 && ab.n.inits >= 100 && ab.n.halfOpen >= 100, JSON.stringify(ab.n));
 
-    // request-timeout 5 s: above undici's 4 s keep-alive, so the clients'
-    // idle sockets are never closed under them by the server's deadline
+    // request-timeout 8 s: well above undici's 4 s keep-alive, so the
+    // clients' idle sockets are never closed under them by the server's
+    // deadline. 5 s was not: undici's keep-alive timer ticks once a second,
+    // so an idle socket lives 4 to 5 s, and longer while the event loop is
+    // blocked (the hang-up loop polled with a synchronous pgrep: seconds,
+    // under load); a POST sent on a socket the server had just cut then
+    // failed with "fetch failed" (undici retries no POST)
     // the leftover sandbox session of the hang-up loop goes too
     for (const { session_id } of ctx.sessions) await workers[1].call('session_close', { session_id });
-    // nothing leaked: half-open ones are cut at the 5 s deadline, records freed within a tick
+    // nothing leaked: half-open ones are cut at the 8 s deadline, records freed within a tick
     const settled = await waitFor(() => {
       const fds = fdCount(srv.pid);
       return fds <= base.fds + 2 && descendants(srv.pid).length === 0 ? fds : 0;
