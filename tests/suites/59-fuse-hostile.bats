@@ -24,7 +24,7 @@ setup() {
 teardown() {
     [ -n "$PIT" ] && kill "$PIT" 2> /dev/null && wait "$PIT" 2> /dev/null
     touch "$T/stop"
-    umount -l "$T/ws/pit" 2> /dev/null # dead once its process is gone: not even a directory to stat
+    umount -l "$T/ws/p"$'\t'"it" 2> /dev/null # dead once its process is gone: not even a directory to stat
     runner_teardown
 }
 
@@ -75,19 +75,23 @@ our_mounts() { grep -c " $T/state/drun/run/fuse/" /proc/self/mountinfo || true; 
 
 @test "a layer wedged on its backing tree ends the run within its deadline (125, errors, never the raw tree)" {
     [ "$(id -u)" = 0 ] || skip "mounting a FUSE filesystem that never answers needs root"
-    mkdir -p "$T/ws/pit"
+    # its name holds a tab: the watchdog's report escapes it (\x09) as the refusal record does
+    pit="$T/ws/p"$'\t'"it"
+    mkdir -p "$pit"
     echo orig > "$T/ws/f"
     own
-    python3 "$ROOT/tests/helpers/fuse_tarpit.py" "$T/ws/pit" > "$T/pit.out" &
+    python3 "$ROOT/tests/helpers/fuse_tarpit.py" "$pit" > "$T/pit.out" &
     PIT=$!
     for _ in $(seq 100); do grep -q ready "$T/pit.out" 2> /dev/null && break; sleep 0.05; done
     grep -q ready "$T/pit.out"
     # the daemon's worker blocks on the mount below the tree; the sandbox
     # goes on to try the tree again, and to write, after the deadline
-    dprun -- sh -c 'ls pit & sleep 6; cat f; echo evil > f; echo END'
+    dprun -- sh -c 'ls p?it & sleep 6; cat f; echo evil > f; echo END'
     echo "$output"
     [ "$status" -eq 125 ]
     [[ "$output" == *"the filesystem layer is wedged (a request has waited 3 s on the backing tree)"* ]]
+    # what was stuck: the request, its path, its thread in the kernel
+    [[ "$output" =~ "drun-policy: stuck: lookup $T/ws/p\\x09it, waited "[0-9]+" s; thread "[0-9]+": state "[A-Z]", wchan " ]]
     [[ "$output" == *"the filesystem layer ended during the run"* ]]
     [[ "$output" != *orig* && "$output" != *END* ]]
     [ "$(cat "$T/ws/f")" = orig ]
