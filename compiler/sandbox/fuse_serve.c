@@ -303,7 +303,9 @@ void fsl_busy_note(const char *op, lfs_t *fs, const void *node, const char *name
     atomic_fetch_add_explicit(&b->seq, 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
     b->op = op, b->fs = fs, b->node = node;
-    snprintf(b->name, sizeof b->name, "%s", name ? name : "");
+    size_t n = name ? strnlen(name, sizeof b->name - 1) : 0;
+    if (n) memcpy(b->name, name, n);
+    b->name[n] = '\0';
     atomic_fetch_add_explicit(&b->seq, 1, memory_order_release);
 }
 
