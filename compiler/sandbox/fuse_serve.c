@@ -296,6 +296,13 @@ static unsigned long long mono_ms(void)
     return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000 + 1; /* never 0 */
 }
 
+/* Time the watchdog saw the daemon not run at all (its 1 s tick came more
+ * than 2 s late: the machine paused, the daemon stopped or starved), which
+ * no request's wait counts: the watchdog's clock is mono_ms() less this. */
+static atomic_ullong unseen_ms;
+
+static unsigned long long watch_ms(void) { return mono_ms() - atomic_load(&unseen_ms); } /* never 0 either */
+
 void fsl_busy_note(const char *op, lfs_t *fs, const void *node, const char *name)
 {
     fsl_busy_t *b = busy_self;
@@ -323,7 +330,7 @@ static void *serve_worker(void *p)
         if (n == -EINTR || n == -EAGAIN) continue;
         if (n <= 0) break;
         fsl_busy_note(NULL, NULL, NULL, NULL); /* until the operation says what it serves */
-        atomic_store(&b->since, mono_ms());
+        atomic_store(&b->since, watch_ms());
         fuse_session_process_buf(a->se, &buf);
         atomic_store(&b->since, 0);
     }
@@ -401,16 +408,23 @@ static void say_stuck(const fsl_busy_t *b, unsigned long long t, unsigned long l
 }
 
 /* The daemon's own watchdog: once a second, any request older than the
- * deadline ends the daemon (fail closed: the kernel aborts its
- * connections, every access below the trees fails with ENOTCONN, and the
- * runner's watcher stops the sandbox), saying first what each stuck
- * worker serves and where it waits. */
+ * deadline (in time the daemon ran: watch_ms) ends the daemon (fail
+ * closed: the kernel aborts its connections, every access below the trees
+ * fails with ENOTCONN, and the runner's watcher stops the sandbox), saying
+ * first what each stuck worker serves and where it waits. */
 static void *wedge_watch(void *p)
 {
     watch_arg_t *w = p;
+    unsigned long long last = mono_ms();
     for (;;) {
         sleep(1);
-        unsigned long long now = mono_ms();
+        unsigned long long real = mono_ms();
+        /* a tick late by more than a second counts as 2 s: a real wedge
+         * (the daemon runs, a worker does not come back) still ends it
+         * after the deadline, a pause of the whole daemon does not */
+        if (real - last > 2000) atomic_fetch_add(&unseen_ms, real - last - 2000);
+        last = real;
+        unsigned long long now = watch_ms();
         bool said = false;
         for (size_t i = 0; i < w->n; i++)
             for (int k = 0; k < FSL_WORKERS; k++) {
