@@ -116,8 +116,7 @@ static lnode_t *NODE(fuse_req_t req, fuse_ino_t ino)
     return ino == FUSE_ROOT_ID ? &FS(req)->root : (lnode_t *)(uintptr_t)ino;
 }
 
-/* What this worker serves, noted for the daemon's watchdog (fsl_busy_note):
- * a wedge then names its request. */
+/* What this worker serves, for the daemon's watchdog (fsl_busy_note). */
 #define BUSY(req, op, ino, name) fsl_busy_note(op, FS(req), NODE(req, ino), name)
 
 static size_t hash_of(const lnode_t *parent, const char *name, size_t n)
@@ -219,12 +218,11 @@ static void node_path(lfs_t *fs, const lnode_t *x, const char *name, buf_t *out)
 
 bool lfs_node_path_try(lfs_t *fs, const void *node, const char *name, buf_t *out)
 {
-    /* a quarter of a second: the lock is held only for table work, never
-     * across a call on the backing tree, so longer means it is stuck */
+    /* a second: the lock is held for table work only, never across a call
+     * on the backing tree, so longer means it is stuck */
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 250000000L;
-    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    until.tv_sec++;
     if (pthread_mutex_timedlock(&fs->mu, &until) != 0) return false;
     node_path_locked(fs, node, name, out);
     pthread_mutex_unlock(&fs->mu);
