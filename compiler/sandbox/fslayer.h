@@ -32,6 +32,17 @@ lfs_t *lfs_new(const resolved_t *r, const roots_t *roots, const char *root_abs, 
 /* The operations, for fuse_session_new (a struct fuse_lowlevel_ops *). */
 const void *lfs_ops(size_t *size);
 void lfs_free(lfs_t *fs);
+/* The path of node (an inode of fs, as the kernel names it) plus "/name"
+ * when name is set, into out, for the watchdog: false, out untouched, when
+ * the node table's lock is held (the watchdog never waits on it). */
+bool lfs_node_path_try(lfs_t *fs, const void *node, const char *name, buf_t *out);
+
+/* ---- fuse_serve.c, in the daemon ---- */
+
+/* What the calling worker is serving (op, the node of fs, the name it was
+ * given or NULL), noted at the start of each operation for the watchdog:
+ * into the worker's own slot, lock-free; nothing outside a worker. */
+void fsl_busy_note(const char *op, lfs_t *fs, const void *node, const char *name);
 
 /* ---- fuse_serve.c (runs in the runner) ---- */
 

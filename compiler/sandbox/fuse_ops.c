@@ -60,6 +60,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "decide.h"
@@ -114,6 +115,9 @@ static lnode_t *NODE(fuse_req_t req, fuse_ino_t ino)
 {
     return ino == FUSE_ROOT_ID ? &FS(req)->root : (lnode_t *)(uintptr_t)ino;
 }
+
+/* What this worker serves, for the daemon's watchdog (fsl_busy_note). */
+#define BUSY(req, op, ino, name) fsl_busy_note(op, FS(req), NODE(req, ino), name)
 
 static size_t hash_of(const lnode_t *parent, const char *name, size_t n)
 {
@@ -210,6 +214,19 @@ static void node_path(lfs_t *fs, const lnode_t *x, const char *name, buf_t *out)
     pthread_mutex_lock(&fs->mu);
     node_path_locked(fs, x, name, out);
     pthread_mutex_unlock(&fs->mu);
+}
+
+bool lfs_node_path_try(lfs_t *fs, const void *node, const char *name, buf_t *out)
+{
+    /* a second: the lock is held for table work only, never across a call
+     * on the backing tree, so longer means it is stuck */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec++;
+    if (pthread_mutex_timedlock(&fs->mu, &until) != 0) return false;
+    node_path_locked(fs, node, name, out);
+    pthread_mutex_unlock(&fs->mu);
+    return true;
 }
 
 /* ---- decisions ---------------------------------------------------------------------------------------------- */
@@ -537,6 +554,7 @@ static bool shown(lfs_t *fs, lnode_t *p, const char *name, buf_t *path, fs_verdi
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+    BUSY(req, "lookup", parent, name);
     lfs_t *fs = FS(req);
     lnode_t *p = NODE(req, parent);
     buf_t path = BUF_INIT;
@@ -579,12 +597,14 @@ static void forget_one(lfs_t *fs, lnode_t *x, uint64_t n)
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t n)
 {
+    BUSY(req, "forget", ino, NULL);
     if (ino != FUSE_ROOT_ID) forget_one(FS(req), NODE(req, ino), n);
     fuse_reply_none(req);
 }
 
 static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *f)
 {
+    BUSY(req, "forget", FUSE_ROOT_ID, NULL);
     for (size_t i = 0; i < count; i++)
         if (f[i].ino != FUSE_ROOT_ID) forget_one(FS(req), NODE(req, f[i].ino), f[i].nlookup);
     fuse_reply_none(req);
@@ -592,6 +612,7 @@ static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    BUSY(req, "getattr", ino, NULL);
     (void)fi;
     struct stat st;
     int err = stat_fd(NODE(req, ino)->fd, &st);
@@ -631,6 +652,7 @@ static int setattr_do(lnode_t *x, struct stat *a, int valid, struct fuse_file_in
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *a, int valid, struct fuse_file_info *fi)
 {
+    BUSY(req, "setattr", ino, NULL);
     lnode_t *x = NODE(req, ino);
     int err = check_node(FS(req), x, "setattr", LVL_WRITE);
     if (!err) err = setattr_do(x, a, valid, fi);
@@ -643,6 +665,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *a, int valid
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
+    BUSY(req, "readlink", ino, NULL);
     char buf[PATH_MAX + 1];
     ssize_t n = readlinkat(NODE(req, ino)->fd, "", buf, sizeof buf);
     if (n < 0) fuse_reply_err(req, errno);
@@ -652,6 +675,7 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
+    BUSY(req, "mknod", parent, name);
     lnode_t *p = NODE(req, parent);
     int err = check_new(FS(req), p, name, "mknod");
     if (!err && mknodat(p->fd, name, mode & ~(mode_t)(S_ISUID | S_ISGID), rdev) != 0) err = errno;
@@ -660,6 +684,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
+    BUSY(req, "mkdir", parent, name);
     lnode_t *p = NODE(req, parent);
     int err = check_new(FS(req), p, name, "mkdir");
     if (!err && mkdirat(p->fd, name, mode & ~(mode_t)(S_ISUID | S_ISGID)) != 0) err = errno;
@@ -669,6 +694,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 static void op_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, const char *name)
 {
+    BUSY(req, "symlink", parent, name);
     /* a link's target is text: the sandbox resolves it in its own
      * namespace, under the policy; the layer never follows it */
     lnode_t *p = NODE(req, parent);
@@ -689,6 +715,7 @@ static void unname(lfs_t *fs, lnode_t *parent, const char *name)
 
 static void remove_common(fuse_req_t req, fuse_ino_t parent, const char *name, bool dir)
 {
+    BUSY(req, dir ? "rmdir" : "unlink", parent, name);
     lfs_t *fs = FS(req);
     lnode_t *p = NODE(req, parent);
     buf_t path = BUF_INIT;
@@ -741,6 +768,7 @@ static void rekey(lfs_t *fs, lnode_t *x, lnode_t *np, const char *nn)
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname,
                       unsigned int flags)
 {
+    BUSY(req, "rename", parent, name);
     lfs_t *fs = FS(req);
     lnode_t *p = NODE(req, parent), *np = NODE(req, newparent);
     if (!*newname || strcmp(newname, ".") == 0 || strcmp(newname, "..") == 0 || strchr(newname, '/')) {
@@ -782,6 +810,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
+    BUSY(req, "link", newparent, newname);
     /* a second name must not make a protected file writable: its own path
      * must be writable as well as the new one */
     lfs_t *fs = FS(req);
@@ -804,6 +833,7 @@ static level_t open_need(int flags)
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    BUSY(req, "open", ino, NULL);
     lnode_t *x = NODE(req, ino);
     int err = check_node(FS(req), x, "open", open_need(fi->flags));
     if (!err && S_ISLNK(x->type)) err = ELOOP;
@@ -856,6 +886,7 @@ static int create_open(int dirfd, const char *name, int flags, mode_t mode, int 
 
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi)
 {
+    BUSY(req, "create", parent, name);
     lfs_t *fs = FS(req);
     lnode_t *p = NODE(req, parent);
     int err = check_new(fs, p, name, "create");
@@ -875,6 +906,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
+    BUSY(req, "read", ino, NULL);
     (void)ino;
     struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
     buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
@@ -885,6 +917,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 
 static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in, off_t off, struct fuse_file_info *fi)
 {
+    BUSY(req, "write", ino, NULL);
     (void)ino;
     struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
     out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
@@ -897,6 +930,7 @@ static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    BUSY(req, "flush", ino, NULL);
     (void)ino;
     int fd = dup((int)fi->fh);
     fuse_reply_err(req, fd < 0 ? errno : (close(fd) == 0 ? 0 : errno));
@@ -904,6 +938,7 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    BUSY(req, "release", ino, NULL);
     (void)ino;
     close((int)fi->fh);
     fuse_reply_err(req, 0);
@@ -911,6 +946,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+    BUSY(req, "fsync", ino, NULL);
     (void)ino;
     int r = datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh);
     fuse_reply_err(req, r == 0 ? 0 : errno);
@@ -918,6 +954,7 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    BUSY(req, "opendir", ino, NULL);
     lnode_t *x = NODE(req, ino);
     int fd = openat(x->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
@@ -939,6 +976,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset, struct fuse_file_info *fi)
 {
+    BUSY(req, "readdir", ino, NULL);
     lfs_t *fs = FS(req);
     lnode_t *x = NODE(req, ino);
     ldir_t *d = (ldir_t *)(uintptr_t)fi->fh;
@@ -983,6 +1021,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+    BUSY(req, "releasedir", ino, NULL);
     (void)ino;
     ldir_t *d = (ldir_t *)(uintptr_t)fi->fh;
     closedir(d->dp);
@@ -992,6 +1031,7 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 
 static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+    BUSY(req, "fsyncdir", ino, NULL);
     (void)ino;
     int fd = dirfd(((ldir_t *)(uintptr_t)fi->fh)->dp);
     int r = datasync ? fdatasync(fd) : fsync(fd);
@@ -1000,6 +1040,7 @@ static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
+    BUSY(req, "statfs", ino, NULL);
     struct statvfs sv;
     if (fstatvfs(NODE(req, ino)->fd, &sv) != 0) fuse_reply_err(req, errno);
     else fuse_reply_statfs(req, &sv);
@@ -1007,12 +1048,14 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len, struct fuse_file_info *fi)
 {
+    BUSY(req, "fallocate", ino, NULL);
     (void)ino;
     fuse_reply_err(req, fallocate((int)fi->fh, mode, off, len) == 0 ? 0 : errno);
 }
 
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value, size_t size, int flags)
 {
+    BUSY(req, "setxattr", ino, NULL);
     lnode_t *x = NODE(req, ino);
     int err = check_node(FS(req), x, "setxattr", LVL_WRITE);
     char pp[64];
@@ -1024,6 +1067,7 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
+    BUSY(req, "removexattr", ino, NULL);
     lnode_t *x = NODE(req, ino);
     int err = check_node(FS(req), x, "removexattr", LVL_WRITE);
     char pp[64];
@@ -1035,6 +1079,7 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
+    BUSY(req, "getxattr", ino, NULL);
     lnode_t *x = NODE(req, ino);
     if (S_ISLNK(x->type)) {
         fuse_reply_err(req, ENODATA);
@@ -1052,6 +1097,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
+    BUSY(req, "listxattr", ino, NULL);
     lnode_t *x = NODE(req, ino);
     if (S_ISLNK(x->type)) {
         if (size) fuse_reply_buf(req, NULL, 0);
@@ -1070,6 +1116,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
 {
+    BUSY(req, "lseek", ino, NULL);
     (void)ino;
     off_t r = lseek((int)fi->fh, off, whence);
     if (r < 0) fuse_reply_err(req, errno);

@@ -270,11 +270,27 @@ static bool keep_only(int *keep, size_t n)
  * its host side hanging. DRUN_FS_LAYER_DEADLINE (seconds) sets it. */
 #define FSL_DEADLINE_S 60
 
+/* What one worker is serving, for the watchdog: written by that worker
+ * only, read by the watchdog without a lock. since says how long; the rest
+ * says what (seq is odd while the worker rewrites it, so the watchdog can
+ * tell a torn copy). */
+typedef struct fsl_busy {
+    atomic_ullong since; /* when its request began (CLOCK_MONOTONIC ms), 0: idle */
+    atomic_uint seq;
+    atomic_int tid;      /* the worker's thread, for /proc/self/task/TID */
+    const char *op;      /* the operation (a static name), NULL: not yet in one */
+    lfs_t *fs;
+    const void *node;
+    char name[128];      /* the name it was given, cut short; "" when none */
+} fsl_busy_t;
+
 typedef struct serve_arg {
     struct fuse_session *se;
-    atomic_ullong since[FSL_WORKERS]; /* per worker: when its request began (CLOCK_MONOTONIC ms), 0: idle */
-    atomic_uint next;                 /* the next worker's slot */
+    fsl_busy_t busy[FSL_WORKERS]; /* per worker */
+    atomic_uint next;             /* the next worker's slot */
 } serve_arg_t;
+
+static _Thread_local fsl_busy_t *busy_self; /* the calling worker's slot */
 
 static unsigned long long mono_ms(void)
 {
@@ -283,21 +299,43 @@ static unsigned long long mono_ms(void)
     return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000 + 1; /* never 0 */
 }
 
+/* Time the watchdog saw the daemon not run at all (its 1 s tick came more
+ * than 2 s late: the machine paused, the daemon stopped or starved), which
+ * no request's wait counts: the watchdog's clock is mono_ms() less this. */
+static atomic_ullong unseen_ms;
+
+static unsigned long long watch_ms(void) { return mono_ms() - atomic_load(&unseen_ms); } /* never 0 either */
+
+void fsl_busy_note(const char *op, lfs_t *fs, const void *node, const char *name)
+{
+    fsl_busy_t *b = busy_self;
+    if (!b) return;
+    atomic_fetch_add_explicit(&b->seq, 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    b->op = op, b->fs = fs, b->node = node;
+    size_t n = name ? strnlen(name, sizeof b->name - 1) : 0;
+    if (n) memcpy(b->name, name, n);
+    b->name[n] = '\0';
+    atomic_fetch_add_explicit(&b->seq, 1, memory_order_release);
+}
+
 /* One worker of a tree: reads a request, serves it, and again. Any way out
  * of the loop (the tree unmounted, /dev/fuse failing) ends the daemon: a
  * tree left without its workers would hang its sandbox instead of failing. */
 static void *serve_worker(void *p)
 {
     serve_arg_t *a = p;
-    atomic_ullong *since = &a->since[atomic_fetch_add(&a->next, 1) % FSL_WORKERS];
+    fsl_busy_t *b = busy_self = &a->busy[atomic_fetch_add(&a->next, 1) % FSL_WORKERS];
+    atomic_store(&b->tid, (int)syscall(SYS_gettid));
     struct fuse_buf buf = {0};
     while (!fuse_session_exited(a->se)) {
         int n = fuse_session_receive_buf(a->se, &buf);
         if (n == -EINTR || n == -EAGAIN) continue;
         if (n <= 0) break;
-        atomic_store(since, mono_ms());
+        fsl_busy_note(NULL, NULL, NULL, NULL); /* until the operation says what it serves */
+        atomic_store(&b->since, watch_ms());
         fuse_session_process_buf(a->se, &buf);
-        atomic_store(since, 0);
+        atomic_store(&b->since, 0);
     }
     _exit(0);
 }
@@ -316,28 +354,98 @@ typedef struct watch_arg {
     unsigned deadline;
 } watch_arg_t;
 
+/* The first line of /proc/self/task/TID/what, without its newline, into out
+ * (the error in parentheses when it cannot be read: syscall, mode 0400, is
+ * root's once a root runner's daemon has dropped to the sandbox user, which
+ * leaves it not dumpable; made dumpable, any process of that user could
+ * ptrace it and serve the sandbox what it likes). */
+static void task_file(int tid, const char *what, char *out, size_t cap)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/self/task/%d/%s", tid, what);
+    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, out, cap - 1) : -1;
+    int e = errno;
+    if (fd >= 0) close(fd);
+    out[n > 0 ? n : 0] = '\0';
+    out[strcspn(out, "\n")] = '\0';
+    if (!*out) snprintf(out, cap, "(%s)", n < 0 ? strerror(e) : "empty");
+}
+
+/* One line about a worker stuck since t: what it serves (when its record
+ * reads whole), how long, and where its thread is in the kernel. */
+static void say_stuck(const fsl_busy_t *b, unsigned long long t, unsigned long long now)
+{
+    unsigned s1 = atomic_load_explicit(&b->seq, memory_order_acquire);
+    fsl_busy_t c = {.op = b->op, .fs = b->fs, .node = b->node};
+    memcpy(c.name, b->name, sizeof c.name);
+    c.name[sizeof c.name - 1] = '\0';
+    atomic_thread_fence(memory_order_acquire);
+    bool whole = !(s1 & 1) && atomic_load(&b->seq) == s1 && atomic_load(&b->since) == t;
+    buf_t path = BUF_INIT, raw = BUF_INIT;
+    if (!whole) buf_adds(&path, "(its record was being rewritten)");
+    else if (!c.op) buf_adds(&path, "(not yet in an operation: in libfuse)");
+    else if (c.fs && c.node && lfs_node_path_try(c.fs, c.node, *c.name ? c.name : NULL, &raw)) {
+        char *q = log_quote(buf_cstr(&raw));
+        buf_adds(&path, q);
+        free(q);
+    } else {
+        char *q = log_quote(c.name);
+        buf_printf(&path, "(its node's path unknown: the node table is locked) name %s", q);
+        free(q);
+    }
+    buf_free(&raw);
+    int tid = atomic_load(&b->tid);
+    char stat[512], wchan[128], sc[256];
+    task_file(tid, "stat", stat, sizeof stat);
+    task_file(tid, "wchan", wchan, sizeof wchan);
+    task_file(tid, "syscall", sc, sizeof sc);
+    const char *rp = strrchr(stat, ')'); /* the state follows the name, which may hold anything */
+    char state = rp && rp[1] == ' ' && rp[2] ? rp[2] : '?';
+    char *line = xasprintf("drun-policy: stuck: %s %s, waited %llu s; thread %d: state %c, wchan %s, syscall %s\n",
+                           whole && c.op ? c.op : "-", buf_cstr(&path), (now - t) / 1000, tid, state, wchan, sc);
+    ssize_t w = write(2, line, strlen(line));
+    (void)w;
+    free(line);
+    buf_free(&path);
+}
+
 /* The daemon's own watchdog: once a second, any request older than the
- * deadline ends the daemon (fail closed: the kernel aborts its
- * connections, every access below the trees fails with ENOTCONN, and the
- * runner's watcher stops the sandbox). */
+ * deadline (in time the daemon ran: watch_ms) ends the daemon (fail
+ * closed: the kernel aborts its connections, every access below the trees
+ * fails with ENOTCONN, and the runner's watcher stops the sandbox), saying
+ * first what each stuck worker serves and where it waits. */
 static void *wedge_watch(void *p)
 {
     watch_arg_t *w = p;
+    unsigned long long last = mono_ms();
     for (;;) {
         sleep(1);
-        unsigned long long now = mono_ms();
+        unsigned long long real = mono_ms();
+        /* a tick late by more than a second counts as 2 s: a real wedge
+         * (the daemon runs, a worker does not come back) still ends it
+         * after the deadline, a pause of the whole daemon does not */
+        if (real - last > 2000) atomic_fetch_add(&unseen_ms, real - last - 2000);
+        last = real;
+        unsigned long long now = watch_ms();
+        bool said = false;
         for (size_t i = 0; i < w->n; i++)
             for (int k = 0; k < FSL_WORKERS; k++) {
-                unsigned long long t = atomic_load(&w->se[i].since[k]);
-                if (!t || now - t < 1000ull * w->deadline) continue;
-                char m[200];
-                int len = snprintf(m, sizeof m, "drun-policy: the filesystem layer is wedged (a request has waited %u s "
-                                                "on the backing tree): stopping it and the sandbox\n",
-                                   w->deadline);
-                ssize_t wr = write(2, m, (size_t)len);
-                (void)wr;
-                _exit(3);
+                const fsl_busy_t *b = &w->se[i].busy[k];
+                unsigned long long t = atomic_load(&b->since);
+                if (!t || now < t || now - t < 1000ull * w->deadline) continue;
+                if (!said) {
+                    char m[200];
+                    int len = snprintf(m, sizeof m, "drun-policy: the filesystem layer is wedged (a request has waited "
+                                                    "%u s on the backing tree): stopping it and the sandbox\n",
+                                       w->deadline);
+                    ssize_t wr = write(2, m, (size_t)len);
+                    (void)wr;
+                    said = true;
+                }
+                say_stuck(b, t, now);
             }
+        if (said) _exit(3);
     }
     return NULL;
 }
