@@ -281,7 +281,7 @@ typedef struct fsl_busy {
     const char *op;      /* the operation (a static name), NULL: not yet in one */
     lfs_t *fs;
     const void *node;
-    char name[128];      /* the name it was given, cut short; "" when none */
+    char name[128]; /* the name it was given, cut short; "" when none */
 } fsl_busy_t;
 
 typedef struct serve_arg {
