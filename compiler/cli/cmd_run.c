@@ -1,11 +1,13 @@
 /* cmd_run.c — `drun-policy run [CONFIG] [--workspace DIR] -- CMD [ARG...]`:
  * compile for this host and run CMD in the sandbox. A rejected config never
  * runs the command. Exit: the command's status, 125 when the sandbox could
- * not be set up, 126/127 as a shell does. */
+ * not be set up, 126/127 as a shell does; killed by SIGINT, SIGTERM, SIGHUP
+ * or SIGQUIT, it stops the sandbox, cleans up, then dies of that signal. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +87,40 @@ static void report_refusals(proxy_chan_t *chan)
     proxy_refusals_free(r, n);
 }
 
+/* ^C at the terminal, a kill of the run, a hang-up: the default action
+ * ended the runner mid-run, with no cleanup (the access-time layer's names,
+ * the fallback's placeholders in the workspace, the scratch backing dir were
+ * left on the host). Now the signal is noted, the sandbox is stopped (bwrap
+ * killed: --die-with-parent ends the command), the run ends as any run
+ * does, and then dies of the same signal, as a shell expects of a child. */
+static volatile sig_atomic_t stop_sig, bwrap_pid;
+
+static void on_stop(int sig)
+{
+    if (!stop_sig) stop_sig = sig;
+    if (bwrap_pid > 0) kill((pid_t)bwrap_pid, SIGKILL);
+}
+
+static void catch_stops(void)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on_stop;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaction(sigs[i], &sa, NULL);
+}
+
+/* After the cleanup: the death the signal asked for (the exit status is
+ * 128 + sig should it be ignored or blocked, as it is not here). */
+static int die_of_stop(int rc)
+{
+    if (!stop_sig) return rc;
+    signal(stop_sig, SIG_DFL);
+    raise(stop_sig);
+    return 128 + stop_sig;
+}
+
 int cmd_run(const cli_args_t *a)
 {
     /* The workspace is resolved once: from the spawn on it is held by fd.
@@ -96,6 +132,7 @@ int cmd_run(const cli_args_t *a)
      * the command left a process, the run waits for pid 1 before removing
      * the placeholders (sandbox_wait_finish) */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    catch_stops();
     char *err = NULL;
     if (!sandbox_use_user(a->sandbox_user, &err)) {
         fprintf(stderr, "drun-policy run: %s\n", err);
@@ -168,8 +205,10 @@ int cmd_run(const cli_args_t *a)
         int sp = sandbox_spawn(s, &x, &pid, &res, &err); /* takes x.early */
         if (sp != 0) {
             fprintf(stderr, "drun-policy run: %s\n", err);
-            rc = sp > 0 ? sp : EXIT_SETUP;           /* 127/126: the command, as a shell says */
+            rc = sp > 0 ? sp : EXIT_SETUP; /* 127/126: the command, as a shell says */
         } else {
+            bwrap_pid = pid;
+            if (stop_sig) kill(pid, SIGKILL);        /* asked to stop while it was set up */
             if (chan) proxy_sandbox_end_close(chan); /* the channel ends with the sandbox */
             sbx_status_t st;
             sandbox_wait_finish(res, pid, &st);
@@ -183,5 +222,5 @@ int cmd_run(const cli_args_t *a)
     close(ws_fd);
     sandbox_free(s);
     policy_free(p);
-    return rc;
+    return die_of_stop(rc);
 }

@@ -15,7 +15,7 @@
  *    a fresh run of this binary (fuse_exec.c: a child forked from a
  *    threaded runner could wait forever on a lock copied held). It
  *    keeps only its own fds (the trees' fds, /dev/fuse, the record), mounts
- *    one FUSE filesystem per tree at STATE/run/fuse/TOKEN.N (dark in
+ *    one FUSE filesystem per tree at STATE/run/fuse/TOKEN.N (fuse_names.c; dark in
  *    every sandbox: the state dir is runtime-owned), says so on a pipe,
  *    drops to the sandbox's host user when the runner is root, starts a
  *    fixed pool of workers per tree and a watchdog, and only then says it
@@ -47,7 +47,6 @@
 #define FUSE_USE_VERSION 312
 #include "fslayer.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <fcntl.h>
@@ -56,15 +55,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/file.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -73,8 +69,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsutil.h"
 #include "fuse_exec.h"
+#include "fuse_names.h"
 #include "path.h"
 #include "sbx_int.h"
 
@@ -97,9 +93,7 @@ struct fsl {
     int stop_fd;          /* eventfd: the watcher ends */
     int log_fd;           /* memfd: the daemon's record of refusals */
     int guard_r, guard_w; /* the guard's pipe: the runner holds the write end while it lives */
-    int run_fd;           /* STATE/run/fuse, O_DIRECTORY */
-    char *token;          /* this run's names in it: TOKEN.lock, TOKEN.N, TOKEN.N.home */
-    int lock_fd;          /* TOKEN.lock, flock'ed LOCK_EX while any of them exists */
+    fsl_names_t names;    /* its names in STATE/run/fuse (fuse_names.c) */
     pthread_t watcher;
     bool watching;
     pid_t bwrap;
@@ -539,8 +533,6 @@ static struct fuse_session *mount_tree(fsl_tree_t *t, const resolved_t *r, const
     return se;
 }
 
-static void unmount_one(const fsl_tree_t *t);
-
 /* The guard: a child of the daemon that keeps the rights the mounts were
  * made with and unmounts every tree once the runner is gone, however it
  * went (the runner's end of the pipe closes, a SIGKILL included), so that
@@ -554,11 +546,15 @@ static void start_guard(const fsl_t *l)
         return;
     }
     prctl(PR_SET_NAME, "drun-fuse-guard");
+    /* out of the runner's process group (whose terminal's ^C, or a kill of
+     * the whole group, would otherwise end the guard with the runner and
+     * leave the mounts behind); the signals below are ignored as well */
+    setsid();
     int keep[1] = {l->guard_r};
     if (!keep_only(keep, 1)) _exit(1);
     char c;
     while (read(l->guard_r, &c, 1) < 0 && errno == EINTR) {}
-    for (size_t i = 0; i < l->trees.n; i++) unmount_one(&l->trees.v[i]);
+    for (size_t i = 0; i < l->trees.n; i++) fsl_unmount(l->trees.v[i].mnt);
     _exit(0);
 }
 
@@ -566,7 +562,12 @@ static _Noreturn void daemon_main(fsl_t *l, const resolved_t *r, const roots_t *
 {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(1);
     prctl(PR_SET_NAME, "drun-fuse");
-    signal(SIGPIPE, SIG_IGN);
+    /* the runner's terminal signals are the runner's to act on: it stops
+     * the sandbox, then this daemon (and its death ends this one anyway);
+     * ignored here, and so in the guard, which must outlive a runner
+     * ended by one to unmount */
+    static const int quiet[] = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof quiet / sizeof *quiet; i++) signal(quiet[i], SIG_IGN);
     int keep[64];
     size_t nk = 0;
     keep[nk++] = ready_w;
@@ -606,7 +607,8 @@ _Noreturn void fuse_serve_daemon(const fuse_exec_spec_t *s)
 {
     fsl_t l = {0};
     l.daemon = -1;
-    l.pidfd = l.stop_fd = l.run_fd = l.guard_w = l.lock_fd = -1;
+    l.pidfd = l.stop_fd = l.guard_w = -1;
+    l.names = (fsl_names_t)FSL_NAMES_INIT;
     l.log_fd = s->log_fd;
     l.guard_r = s->guard_r;
     for (size_t i = 0; i < s->ntrees; i++) {
@@ -618,204 +620,18 @@ _Noreturn void fuse_serve_daemon(const fuse_exec_spec_t *s)
     daemon_main(&l, s->r, s->roots, s->parent, s->ready_w);
 }
 
-/* run's scratch: a fresh directory beside the mount points, the sandbox
- * user's, which the layer serves in place of the tmpfs. */
-static bool make_backing(fsl_t *l, fsl_tree_t *t, char **err)
-{
-    free(t->backing);
-    t->backing = xasprintf("%s.home", t->name);
-    const sbx_ident_t *id = hoststate_ident();
-    int fd = -1;
-    if (mkdirat(l->run_fd, t->backing, 0700) == 0)
-        fd = openat(l->run_fd, t->backing, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 || (id->drop && fchown(fd, id->uid, id->gid) != 0)) {
-        *err = xasprintf("cannot make the scratch dir's backing directory: %s", strerror(errno));
-        if (fd >= 0) close(fd);
-        return false;
-    }
-    t->fd = fd;
-    return true;
-}
-
-/* Removes name (below dirfd) and all it holds, by fd, never following a
- * symlink: run's scratch dir after the run. */
-static void remove_tree_at(int at, const char *name, int depth)
-{
-    if (unlinkat(at, name, 0) == 0 || errno == ENOENT || depth > 256) return;
-    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0) close(fd);
-        return;
-    }
-    for (struct dirent *de; (de = readdir(d));)
-        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) remove_tree_at(dirfd(d), de->d_name, depth + 1);
-    closedir(d);
-    unlinkat(at, name, AT_REMOVEDIR);
-}
-
-/* ---- the run's names in STATE/run/fuse -------------------------------------------------------------------------------
- *
- * A run owns TOKEN.lock, TOKEN.N (tree N's mount point) and TOKEN.N.home
- * (run's scratch backing dir), TOKEN random. It holds an exclusive flock on
- * TOKEN.lock from before its first name is made until after its last is
- * removed, and the kernel drops that lock when the runner ends, however it
- * ends. That lock is what says a run is alive, never a pid: a runner in
- * another pid namespace (drun-mcp as pid 1 of its own, a run started inside
- * one) sees other pids, and judging by kill(pid, 0) it removed the live
- * mount points of runs it could not see (an rmdir of a mount point detaches
- * the mount in every mount namespace), which failed their mounts with
- * ENOENT. A pid is not unique across namespaces either, so neither is a
- * name made of one: two drun-mcp, each pid 1, made the same mount point. */
-
-#define FSL_TOKEN_BYTES 8 /* 16 hex digits */
-
-static bool is_dot(const char *n) { return !strcmp(n, ".") || !strcmp(n, ".."); }
-
-/* fd (open on name below at) is still the file linked there. */
-static bool still_linked(int at, const char *name, int fd)
-{
-    struct stat a, b;
-    return fstat(fd, &a) == 0 && a.st_nlink > 0 && fstatat(at, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-/* Removes one name a gone run left: a backing dir and all it holds, a
- * mount point unmounted (dead: ENOTCONN) and removed, a stray file. */
-static void remove_left(int run_fd, const char *name)
-{
-    size_t n = strlen(name);
-    struct stat st;
-    if (fstatat(run_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) return;
-    if (n > 5 && strcmp(name + n - 5, ".home") == 0) {
-        remove_tree_at(run_fd, name, 0);
-    } else if (unlinkat(run_fd, name, 0) != 0) {
-        char *rel = xasprintf("run/fuse/%s", name);
-        fsl_tree_t t = {NULL, -1, (char *)name, fsutil_state_path(rel), true, NULL};
-        unmount_one(&t);
-        unlinkat(run_fd, name, AT_REMOVEDIR);
-        free(t.mnt);
-        free(rel);
-    }
-}
-
-/* The names of STATE/run/fuse (a fresh read of it each call). */
-static void list_run_dir(int run_fd, strvec_t *out)
-{
-    int fd = fcntl(run_fd, F_DUPFD_CLOEXEC, 3);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0) close(fd);
-        return;
-    }
-    for (struct dirent *de; (de = readdir(d));)
-        if (!is_dot(de->d_name)) vec_push(out, xstrdup(de->d_name));
-    closedir(d);
-}
-
-/* The run named by prefix (a name's part before its first dot): if its lock
- * file can be locked, the run is gone, and what it left is removed while the
- * lock is held, the lock file last. A name with no lock file beside it is
- * left over too (its run removed the lock after the rest, or it predates the
- * locks); it alone is removed. Live runs are not touched. */
-static void reap_prefix(int run_fd, const char *prefix, const char *name)
-{
-    char *lock = xasprintf("%s.lock", prefix);
-    int fd = openat(run_fd, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        if (errno == ENOENT && name) remove_left(run_fd, name);
-        free(lock);
-        return;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && still_linked(run_fd, lock, fd)) {
-        strvec_t all = {0};
-        list_run_dir(run_fd, &all); /* again: a listing taken earlier may miss its newest names */
-        size_t pn = strlen(prefix);
-        for (size_t i = 0; i < all.n; i++)
-            if (!strncmp(all.v[i], prefix, pn) && all.v[i][pn] == '.' && strcmp(all.v[i], lock) != 0)
-                remove_left(run_fd, all.v[i]);
-        sbx_free_strvec(&all);
-        unlinkat(run_fd, lock, 0);
-    }
-    close(fd);
-    free(lock);
-}
-
-/* What runs that are gone left in STATE/run/fuse (one killed with SIGKILL
- * does no cleanup): their mount points, dead (ENOTCONN; the daemon's guard
- * unmounts them too), and run's scratch backing dirs. */
-static void sweep_stale(fsl_t *l)
-{
-    strvec_t names = {0};
-    list_run_dir(l->run_fd, &names);
-    for (size_t i = 0; i < names.n; i++) {
-        const char *dot = strchr(names.v[i], '.');
-        if (!dot || dot == names.v[i]) continue;
-        char *prefix = xstrndup(names.v[i], (size_t)(dot - names.v[i]));
-        bool is_lock = !strcmp(dot, ".lock");
-        if (!l->token || strcmp(prefix, l->token) != 0) reap_prefix(l->run_fd, prefix, is_lock ? NULL : names.v[i]);
-        free(prefix);
-    }
-    sbx_free_strvec(&names);
-}
-
-/* A fresh token, its lock file made and locked. The lock is checked to be
- * still linked after it is taken: a sweep that opened the new file first
- * and found it unlocked has removed it (then another token is drawn). */
-static bool claim_token(fsl_t *l, char **err)
-{
-    int e = 0;
-    for (int tries = 0; tries < 8; tries++) {
-        char tok[2 * FSL_TOKEN_BYTES + 1];
-        if (!fsutil_random_hex(tok, FSL_TOKEN_BYTES)) {
-            e = errno;
-            break;
-        }
-        char *lock = xasprintf("%s.lock", tok);
-        int fd = openat(l->run_fd, lock, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        e = errno;
-        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && still_linked(l->run_fd, lock, fd)) {
-            free(lock);
-            l->token = xstrdup(tok);
-            l->lock_fd = fd;
-            return true;
-        }
-        free(lock);
-        if (fd >= 0) close(fd); /* the sweep that holds it removes it */
-        else if (e != EEXIST) break;
-    }
-    *err = xasprintf("cannot make the layer's lock in the state dir: %s", strerror(e ? e : EEXIST));
-    return false;
-}
-
-/* After the run's other names: its lock file, then the lock. */
-static void release_token(fsl_t *l)
-{
-    if (l->lock_fd < 0) return;
-    char *lock = xasprintf("%s.lock", l->token);
-    unlinkat(l->run_fd, lock, 0);
-    free(lock);
-    close(l->lock_fd);
-    l->lock_fd = -1;
-}
-
-/* The mount points, below the state dir by fd. */
+/* The mount points (and run's scratch backing dir), below the state dir
+ * by fd, under this run's token. */
 static bool make_mount_points(fsl_t *l, char **err)
 {
-    if ((l->run_fd = hoststate_subdir("run/fuse", err)) < 0) return false;
-    sweep_stale(l);
-    if (!claim_token(l, err)) return false;
+    if (!fsl_names_open(&l->names, err)) return false;
     for (size_t i = 0; i < l->trees.n; i++) {
         fsl_tree_t *t = &l->trees.v[i];
-        t->name = xasprintf("%s.%zu", l->token, i);
-        char *rel = xasprintf("run/fuse/%s", t->name);
-        t->mnt = fsutil_state_path(rel);
-        free(rel);
-        if (mkdirat(l->run_fd, t->name, 0711) != 0) {
-            *err = xasprintf("cannot make the layer's mount point %s: %s", t->mnt, strerror(errno));
-            return false;
+        if (!fsl_names_mount_point(&l->names, i, &t->name, &t->mnt, err)) return false;
+        if (t->backing) {
+            free(t->backing);
+            if ((t->fd = fsl_names_backing(&l->names, t->name, &t->backing, err)) < 0) return false;
         }
-        if (t->backing && !make_backing(l, t, err)) return false;
     }
     return true;
 }
@@ -953,7 +769,8 @@ fsl_t *fsl_start(const resolved_t *r, const roots_t *roots, int ws_fd, char **er
     *err = NULL;
     fsl_t *l = xcalloc(1, sizeof *l);
     l->daemon = -1;
-    l->pidfd = l->stop_fd = l->log_fd = l->run_fd = l->guard_r = l->guard_w = l->lock_fd = -1;
+    l->pidfd = l->stop_fd = l->log_fd = l->guard_r = l->guard_w = -1;
+    l->names = (fsl_names_t)FSL_NAMES_INIT;
     pick_trees(l, r, roots);
     if (!l->trees.n) {
         fsl_free(l);
@@ -1127,29 +944,15 @@ void fsl_watch(fsl_t *l, pid_t bwrap_pid)
     l->watching = pthread_create(&l->watcher, NULL, watch_thread, l) == 0;
 }
 
-static void unmount_one(const fsl_tree_t *t)
-{
-    if (geteuid() == 0) {
-        umount2(t->mnt, MNT_DETACH | UMOUNT_NOFOLLOW);
-        return;
-    }
-    char *argv[] = {"fusermount3", "-u", "-z", "-q", t->mnt, NULL};
-    pid_t pid;
-    extern char **environ;
-    if (posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ) == 0)
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
-}
-
 static void unmount_all(fsl_t *l)
 {
     for (size_t i = 0; i < l->trees.n; i++) {
         fsl_tree_t *t = &l->trees.v[i];
-        if (t->mounted) unmount_one(t);
+        if (t->mounted) fsl_unmount(t->mnt);
         t->mounted = false;
-        if (l->run_fd >= 0 && t->name) unlinkat(l->run_fd, t->name, AT_REMOVEDIR);
-        if (l->run_fd >= 0 && t->backing && *t->backing) remove_tree_at(l->run_fd, t->backing, 0);
+        fsl_names_remove(&l->names, t->name, t->backing);
     }
-    release_token(l);
+    fsl_names_close(&l->names);
 }
 
 static void fsl_free(fsl_t *l)
@@ -1165,9 +968,7 @@ static void fsl_free(fsl_t *l)
     if (l->guard_r >= 0) close(l->guard_r);
     if (l->guard_w >= 0) close(l->guard_w);
     if (l->log_fd >= 0) close(l->log_fd);
-    if (l->lock_fd >= 0) close(l->lock_fd);
-    if (l->run_fd >= 0) close(l->run_fd);
-    free(l->token);
+    fsl_names_close(&l->names);
     free(l);
 }
 

@@ -127,6 +127,59 @@ start_holder() {
     echo "$output"
     [ "$status" -eq 0 ]
     [[ "$output" == *orig* ]]
+    ls -A "$(fusedir)"
     [ "$(ls -A "$(fusedir)")" = README ]
     [ "$(cat "$(fusedir)/README")" = keep ]
+}
+
+# start_session VAR...: like start_holder, but the runner leads a process
+# group of its own (as a shell's job does), so that the group can be signalled
+start_session() {
+    own
+    env -i HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin XDG_STATE_HOME="$T/state" "$@" \
+        setsid "$DP" run "$T/cfg.toml" --workspace "$T/ws" -- sh -c \
+        'touch ready; while :; do sleep 0.05; done # drun-59-marker' > "$T/holder.out" 2>&1 &
+    BG=$!
+    for _ in $(seq 1 600); do [ -e "$T/ws/ready" ] && break; sleep 0.05; done
+    [ -e "$T/ws/ready" ]
+}
+
+# after_stop: the run ended, nothing of it is left on the host
+after_stop() {
+    for _ in $(seq 1 100); do pgrep -f drun-59-marker > /dev/null || break; sleep 0.05; done
+    ! pgrep -f drun-59-marker
+    [ "$(our_mounts)" -eq 0 ]
+    [ -z "$(ls -A "$(fusedir)" 2> /dev/null)" ]
+}
+
+@test "^C to the run's process group stops the sandbox, removes the layer's mounts and names, and the run dies of SIGINT" {
+    start_session
+    [ "$(our_mounts)" -ge 1 ]
+    # the whole group, as a terminal's ^C: the runner, bwrap and the layer's
+    # daemon get it (the guard has left the group: it must outlive them)
+    kill -INT -- "-$BG"
+    st=0
+    wait "$BG" || st=$?
+    BG=
+    cat "$T/holder.out"
+    [ "$st" -eq 130 ]
+    after_stop
+}
+
+@test "SIGTERM to the runner with the layer off removes the placeholders it made in the workspace" {
+    before=$(ls -A "$T/ws")
+    DRUN_FS_LAYER=off start_session DRUN_FS_LAYER=off
+    # the fallback's placeholders (protected names made in place to be bound
+    # over) are on the host while the run lasts
+    during=$(ls -A "$T/ws")
+    [ "$during" != "$before" ]
+    kill -TERM "$BG"
+    st=0
+    wait "$BG" || st=$?
+    BG=
+    cat "$T/holder.out"
+    [ "$st" -eq 143 ]
+    rm "$T/ws/ready"
+    [ "$(ls -A "$T/ws")" = "$before" ]
+    after_stop
 }

@@ -1,0 +1,239 @@
+/* fuse_names.c — the access-time layer's names in STATE/run/fuse (SPEC §16,
+ * docs/artifacts.md).
+ *
+ * A run owns TOKEN.lock, TOKEN.N (tree N's mount point) and TOKEN.N.home
+ * (run's scratch backing dir), TOKEN random. It holds an exclusive flock on
+ * TOKEN.lock from before its first name is made until after its last is
+ * removed, and the kernel drops that lock when the runner ends, however it
+ * ends. That lock is what says a run is alive, never a pid: a runner in
+ * another pid namespace (drun-mcp as pid 1 of its own, a run started inside
+ * one) sees other pids, and judging by kill(pid, 0) it removed the live
+ * mount points of runs it could not see (an rmdir of a mount point detaches
+ * the mount in every mount namespace), which failed their mounts with
+ * ENOENT. A pid is not unique across namespaces either, so neither is a
+ * name made of one: two drun-mcp, each pid 1, made the same mount point. */
+
+#include "fuse_names.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "sbx_int.h"
+
+void fsl_unmount(const char *mnt)
+{
+    if (geteuid() == 0) {
+        umount2(mnt, MNT_DETACH | UMOUNT_NOFOLLOW);
+        return;
+    }
+    char *argv[] = {"fusermount3", "-u", "-z", "-q", (char *)mnt, NULL}; /* posix_spawn does not write it */
+    pid_t pid;
+    extern char **environ;
+    if (posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ) == 0)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+}
+
+/* Removes name (below dirfd) and all it holds, by fd, never following a
+ * symlink: run's scratch dir after the run. */
+static void remove_tree_at(int at, const char *name, int depth)
+{
+    if (unlinkat(at, name, 0) == 0 || errno == ENOENT || depth > 256) return;
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    for (struct dirent *de; (de = readdir(d));)
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) remove_tree_at(dirfd(d), de->d_name, depth + 1);
+    closedir(d);
+    unlinkat(at, name, AT_REMOVEDIR);
+}
+
+#define FSL_TOKEN_BYTES 8 /* 16 hex digits */
+
+static bool is_dot(const char *n) { return !strcmp(n, ".") || !strcmp(n, ".."); }
+
+/* fd (open on name below at) is still the file linked there. */
+static bool still_linked(int at, const char *name, int fd)
+{
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && a.st_nlink > 0 && fstatat(at, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Removes one name a gone run left: a backing dir and all it holds, a
+ * mount point unmounted (dead: ENOTCONN) and removed, a stray file. */
+static void remove_left(int run_fd, const char *name)
+{
+    size_t n = strlen(name);
+    struct stat st;
+    if (fstatat(run_fd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) return;
+    if (n > 5 && strcmp(name + n - 5, ".home") == 0) {
+        remove_tree_at(run_fd, name, 0);
+    } else if (unlinkat(run_fd, name, 0) != 0) {
+        char *rel = xasprintf("run/fuse/%s", name), *mnt = fsutil_state_path(rel);
+        fsl_unmount(mnt);
+        unlinkat(run_fd, name, AT_REMOVEDIR);
+        free(mnt);
+        free(rel);
+    }
+}
+
+/* The names of STATE/run/fuse (a fresh read of it each call). */
+static void list_run_dir(int run_fd, strvec_t *out)
+{
+    /* a description of its own: a dup would share the directory's offset,
+     * and a second listing would start where the first one ended (none) */
+    int fd = openat(run_fd, ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    for (struct dirent *de; (de = readdir(d));)
+        if (!is_dot(de->d_name)) vec_push(out, xstrdup(de->d_name));
+    closedir(d);
+}
+
+/* The run named by prefix (a name's part before its first dot): if its lock
+ * file can be locked, the run is gone, and what it left is removed while the
+ * lock is held, the lock file last. A name with no lock file beside it is
+ * left over too (its run removed the lock after the rest, or it predates the
+ * locks); it alone is removed. Live runs are not touched. */
+static void reap_prefix(int run_fd, const char *prefix, const char *name)
+{
+    char *lock = xasprintf("%s.lock", prefix);
+    int fd = openat(run_fd, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        if (errno == ENOENT && name) remove_left(run_fd, name);
+        free(lock);
+        return;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 && still_linked(run_fd, lock, fd)) {
+        strvec_t all = {0};
+        list_run_dir(run_fd, &all); /* again: a listing taken earlier may miss its newest names */
+        size_t pn = strlen(prefix);
+        for (size_t i = 0; i < all.n; i++)
+            if (!strncmp(all.v[i], prefix, pn) && all.v[i][pn] == '.' && strcmp(all.v[i], lock) != 0)
+                remove_left(run_fd, all.v[i]);
+        sbx_free_strvec(&all);
+        unlinkat(run_fd, lock, 0);
+    }
+    close(fd);
+    free(lock);
+}
+
+/* What runs that are gone left in STATE/run/fuse (one killed with SIGKILL
+ * does no cleanup): their mount points, dead (ENOTCONN; the daemon's guard
+ * unmounts them too), and run's scratch backing dirs. */
+static void sweep_stale(fsl_names_t *l)
+{
+    strvec_t names = {0};
+    list_run_dir(l->run_fd, &names);
+    for (size_t i = 0; i < names.n; i++) {
+        const char *dot = strchr(names.v[i], '.');
+        if (!dot || dot == names.v[i]) continue;
+        char *prefix = xstrndup(names.v[i], (size_t)(dot - names.v[i]));
+        bool is_lock = !strcmp(dot, ".lock");
+        if (!l->token || strcmp(prefix, l->token) != 0) reap_prefix(l->run_fd, prefix, is_lock ? NULL : names.v[i]);
+        free(prefix);
+    }
+    sbx_free_strvec(&names);
+}
+
+/* A fresh token, its lock file made and locked. The lock is checked to be
+ * still linked after it is taken: a sweep that opened the new file first
+ * and found it unlocked has removed it (then another token is drawn). */
+static bool claim_token(fsl_names_t *l, char **err)
+{
+    int e = 0;
+    for (int tries = 0; tries < 8; tries++) {
+        char tok[2 * FSL_TOKEN_BYTES + 1];
+        if (!fsutil_random_hex(tok, FSL_TOKEN_BYTES)) {
+            e = errno;
+            break;
+        }
+        char *lock = xasprintf("%s.lock", tok);
+        int fd = openat(l->run_fd, lock, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        e = errno;
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && still_linked(l->run_fd, lock, fd)) {
+            free(lock);
+            l->token = xstrdup(tok);
+            l->lock_fd = fd;
+            return true;
+        }
+        free(lock);
+        if (fd >= 0) close(fd); /* the sweep that holds it removes it */
+        else if (e != EEXIST) break;
+    }
+    *err = xasprintf("cannot make the layer's lock in the state dir: %s", strerror(e ? e : EEXIST));
+    return false;
+}
+
+bool fsl_names_open(fsl_names_t *n, char **err)
+{
+    if ((n->run_fd = hoststate_subdir("run/fuse", err)) < 0) return false;
+    sweep_stale(n);
+    return claim_token(n, err);
+}
+
+bool fsl_names_mount_point(fsl_names_t *n, size_t i, char **name, char **mnt, char **err)
+{
+    *name = xasprintf("%s.%zu", n->token, i);
+    char *rel = xasprintf("run/fuse/%s", *name);
+    *mnt = fsutil_state_path(rel);
+    free(rel);
+    /* never EEXIST: the token is this run's alone */
+    if (mkdirat(n->run_fd, *name, 0711) == 0) return true;
+    *err = xasprintf("cannot make the layer's mount point %s: %s", *mnt, strerror(errno));
+    return false;
+}
+
+/* run's scratch: a fresh directory beside the mount points, the sandbox
+ * user's, which the layer serves in place of the tmpfs. */
+int fsl_names_backing(fsl_names_t *n, const char *name, char **backing, char **err)
+{
+    *backing = xasprintf("%s.home", name);
+    const sbx_ident_t *id = hoststate_ident();
+    int fd = -1;
+    if (mkdirat(n->run_fd, *backing, 0700) == 0)
+        fd = openat(n->run_fd, *backing, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || (id->drop && fchown(fd, id->uid, id->gid) != 0)) {
+        *err = xasprintf("cannot make the scratch dir's backing directory: %s", strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+void fsl_names_remove(fsl_names_t *n, const char *name, const char *backing)
+{
+    if (n->run_fd < 0) return;
+    if (name) unlinkat(n->run_fd, name, AT_REMOVEDIR);
+    if (backing && *backing) remove_tree_at(n->run_fd, backing, 0);
+}
+
+void fsl_names_close(fsl_names_t *n)
+{
+    if (n->lock_fd >= 0) {
+        char *lock = xasprintf("%s.lock", n->token);
+        unlinkat(n->run_fd, lock, 0);
+        free(lock);
+        close(n->lock_fd);
+    }
+    if (n->run_fd >= 0) close(n->run_fd);
+    free(n->token);
+    *n = (fsl_names_t)FSL_NAMES_INIT;
+}
