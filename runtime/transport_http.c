@@ -690,12 +690,10 @@ static size_t watch_pass_locked(hserver_t *hs, struct pollfd *pf, hsock_t **ref,
             continue;
         }
         if (k->receiving && !k->killed && now - k->since > limit) {
-            /* Headers and body must arrive within the deadline: MHD's own
-             * timeout counts idleness only, so a byte every few seconds
-             * would hold the slot for ever. */
+            /* Headers and body must arrive within the deadline: MHD's own timeout counts
+             * idleness only, so a byte every few seconds would hold the slot for ever. */
             char why[160];
-            snprintf(why, sizeof why,
-                     "its request did not arrive within request-timeout (%lld ms since %s)",
+            snprintf(why, sizeof why, "its request did not arrive within request-timeout (%lld ms since %s)",
                      (long long)(now - k->since), k->served ? "its last response" : "it opened");
             sock_kill_locked(k, why);
         }
