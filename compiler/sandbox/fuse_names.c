@@ -31,7 +31,7 @@
 #include "fsutil.h"
 #include "sbx_int.h"
 
-void fsl_unmount(const char *mnt)
+void fuse_names_unmount(const char *mnt)
 {
     if (geteuid() == 0) {
         umount2(mnt, MNT_DETACH | UMOUNT_NOFOLLOW);
@@ -84,7 +84,7 @@ static void remove_left(int run_fd, const char *name)
         remove_tree_at(run_fd, name, 0);
     } else if (unlinkat(run_fd, name, 0) != 0) {
         char *rel = xasprintf("run/fuse/%s", name), *mnt = fsutil_state_path(rel);
-        fsl_unmount(mnt);
+        fuse_names_unmount(mnt);
         unlinkat(run_fd, name, AT_REMOVEDIR);
         free(mnt);
         free(rel);
@@ -138,7 +138,7 @@ static void reap_prefix(int run_fd, const char *prefix, const char *name)
 /* What runs that are gone left in STATE/run/fuse (one killed with SIGKILL
  * does no cleanup): their mount points, dead (ENOTCONN; the daemon's guard
  * unmounts them too), and run's scratch backing dirs. */
-static void sweep_stale(fsl_names_t *l)
+static void sweep_stale(fuse_names_t *l)
 {
     strvec_t names = {0};
     list_run_dir(l->run_fd, &names);
@@ -156,7 +156,7 @@ static void sweep_stale(fsl_names_t *l)
 /* A fresh token, its lock file made and locked. The lock is checked to be
  * still linked after it is taken: a sweep that opened the new file first
  * and found it unlocked has removed it (then another token is drawn). */
-static bool claim_token(fsl_names_t *l, char **err)
+static bool claim_token(fuse_names_t *l, char **err)
 {
     int e = 0;
     for (int tries = 0; tries < 8; tries++) {
@@ -182,14 +182,14 @@ static bool claim_token(fsl_names_t *l, char **err)
     return false;
 }
 
-bool fsl_names_open(fsl_names_t *n, char **err)
+bool fuse_names_open(fuse_names_t *n, char **err)
 {
     if ((n->run_fd = hoststate_subdir("run/fuse", err)) < 0) return false;
     sweep_stale(n);
     return claim_token(n, err);
 }
 
-bool fsl_names_mount_point(fsl_names_t *n, size_t i, char **name, char **mnt, char **err)
+bool fuse_names_mount_point(fuse_names_t *n, size_t i, char **name, char **mnt, char **err)
 {
     *name = xasprintf("%s.%zu", n->token, i);
     char *rel = xasprintf("run/fuse/%s", *name);
@@ -203,7 +203,7 @@ bool fsl_names_mount_point(fsl_names_t *n, size_t i, char **name, char **mnt, ch
 
 /* run's scratch: a fresh directory beside the mount points, the sandbox
  * user's, which the layer serves in place of the tmpfs. */
-int fsl_names_backing(fsl_names_t *n, const char *name, char **backing, char **err)
+int fuse_names_backing(fuse_names_t *n, const char *name, char **backing, char **err)
 {
     *backing = xasprintf("%s.home", name);
     const sbx_ident_t *id = hoststate_ident();
@@ -218,14 +218,14 @@ int fsl_names_backing(fsl_names_t *n, const char *name, char **backing, char **e
     return fd;
 }
 
-void fsl_names_remove(fsl_names_t *n, const char *name, const char *backing)
+void fuse_names_remove(fuse_names_t *n, const char *name, const char *backing)
 {
     if (n->run_fd < 0) return;
     if (name) unlinkat(n->run_fd, name, AT_REMOVEDIR);
     if (backing && *backing) remove_tree_at(n->run_fd, backing, 0);
 }
 
-void fsl_names_close(fsl_names_t *n)
+void fuse_names_close(fuse_names_t *n)
 {
     if (n->lock_fd >= 0) {
         char *lock = xasprintf("%s.lock", n->token);
@@ -235,5 +235,5 @@ void fsl_names_close(fsl_names_t *n)
     }
     if (n->run_fd >= 0) close(n->run_fd);
     free(n->token);
-    *n = (fsl_names_t)FSL_NAMES_INIT;
+    *n = (fuse_names_t)FUSE_NAMES_INIT;
 }

@@ -116,8 +116,8 @@ static lnode_t *NODE(fuse_req_t req, fuse_ino_t ino)
     return ino == FUSE_ROOT_ID ? &FS(req)->root : (lnode_t *)(uintptr_t)ino;
 }
 
-/* What this worker serves, for the daemon's watchdog (fsl_busy_note). */
-#define BUSY(req, op, ino, name) fsl_busy_note(op, FS(req), NODE(req, ino), name)
+/* What this worker serves, for the daemon's watchdog (fslayer_busy_note). */
+#define BUSY(req, op, ino, name) fslayer_busy_note(op, FS(req), NODE(req, ino), name)
 
 static size_t hash_of(const lnode_t *parent, const char *name, size_t n)
 {
@@ -216,7 +216,7 @@ static void node_path(lfs_t *fs, const lnode_t *x, const char *name, buf_t *out)
     pthread_mutex_unlock(&fs->mu);
 }
 
-bool lfs_node_path_try(lfs_t *fs, const void *node, const char *name, buf_t *out)
+bool fslayer_fs_node_path_try(lfs_t *fs, const void *node, const char *name, buf_t *out)
 {
     /* a second: the lock is held for table work only, never across a call
      * on the backing tree, so longer means it is stuck */
@@ -286,7 +286,7 @@ static int refuse(lfs_t *fs, const char *op, const char *abs, const fs_verdict_t
 {
     buf_t why = BUF_INIT;
     decide_rule_text(v, &why);
-    fsl_log_refusal(fs->log, op, abs, buf_cstr(&why));
+    fslayer_log_refusal(fs->log, op, abs, buf_cstr(&why));
     buf_free(&why);
     if (v->level == LVL_NONE) return need == LVL_READ ? ENOENT : EACCES;
     if (!v->builtin && v->level == v->grant_level) return EROFS;
@@ -431,11 +431,11 @@ static int check_dir_move(lfs_t *fs, lnode_t *x, const char *src, const char *ds
     buf_t why = BUF_INIT;
     if (carry) {
         buf_printf(&why, "a directory holding a protected path (\"%s\") cannot be renamed across it", which);
-        fsl_log_refusal(fs->log, "rename", src, buf_cstr(&why));
+        fslayer_log_refusal(fs->log, "rename", src, buf_cstr(&why));
     } else {
         decide_rule_text(&v, &why);
         buf_adds(&why, ": an ancestor cannot be renamed");
-        fsl_log_refusal(fs->log, "rename", src, buf_cstr(&why));
+        fslayer_log_refusal(fs->log, "rename", src, buf_cstr(&why));
     }
     buf_free(&why);
     return EACCES;
@@ -1158,13 +1158,13 @@ static const struct fuse_lowlevel_ops ops = {
     .lseek = op_lseek,
 };
 
-const void *lfs_ops(size_t *size)
+const void *fslayer_fs_ops(size_t *size)
 {
     *size = sizeof ops;
     return &ops;
 }
 
-lfs_t *lfs_new(const resolved_t *r, const roots_t *roots, const char *root_abs, int root_fd, fsl_log_t *log)
+lfs_t *fslayer_fs_new(const resolved_t *r, const roots_t *roots, const char *root_abs, int root_fd, fsl_log_t *log)
 {
     lfs_t *fs = xcalloc(1, sizeof *fs);
     fs->res = r;
@@ -1181,7 +1181,7 @@ lfs_t *lfs_new(const resolved_t *r, const roots_t *roots, const char *root_abs, 
     return fs;
 }
 
-void lfs_free(lfs_t *fs)
+void fslayer_fs_free(lfs_t *fs)
 {
     if (!fs) return;
     for (size_t i = 0; i < fs->tabn; i++)

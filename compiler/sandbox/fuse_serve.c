@@ -93,7 +93,7 @@ struct fsl {
     int stop_fd;          /* eventfd: the watcher ends */
     int log_fd;           /* memfd: the daemon's record of refusals */
     int guard_r, guard_w; /* the guard's pipe: the runner holds the write end while it lives */
-    fsl_names_t names;    /* its names in STATE/run/fuse (fuse_names.c) */
+    fuse_names_t names;   /* its names in STATE/run/fuse (fuse_names.c) */
     pthread_t watcher;
     bool watching;
     pid_t bwrap;
@@ -125,7 +125,7 @@ static char *log_quote(const char *path)
     return r;
 }
 
-void fsl_log_refusal(fsl_log_t *log, const char *op, const char *path, const char *rule)
+void fslayer_log_refusal(fsl_log_t *log, const char *op, const char *path, const char *rule)
 {
     if (!log) return;
     char *q = log_quote(path);
@@ -159,7 +159,7 @@ static bool layer_off(void)
     return e && (strcmp(e, "off") == 0 || strcmp(e, "0") == 0);
 }
 
-bool fsl_available(const char **why) { return facts_fs_layer_usable(why); }
+bool fslayer_available(const char **why) { return facts_fs_layer_usable(why); }
 
 /* ---- trees -------------------------------------------------------------------------------------------------------- */
 
@@ -300,7 +300,7 @@ static atomic_ullong unseen_ms;
 
 static unsigned long long watch_ms(void) { return mono_ms() - atomic_load(&unseen_ms); } /* never 0 either */
 
-void fsl_busy_note(const char *op, lfs_t *fs, const void *node, const char *name)
+void fslayer_busy_note(const char *op, lfs_t *fs, const void *node, const char *name)
 {
     fsl_busy_t *b = busy_self;
     if (!b) return;
@@ -326,7 +326,7 @@ static void *serve_worker(void *p)
         int n = fuse_session_receive_buf(a->se, &buf);
         if (n == -EINTR || n == -EAGAIN) continue;
         if (n <= 0) break;
-        fsl_busy_note(NULL, NULL, NULL, NULL); /* until the operation says what it serves */
+        fslayer_busy_note(NULL, NULL, NULL, NULL); /* until the operation says what it serves */
         atomic_store(&b->since, watch_ms());
         fuse_session_process_buf(a->se, &buf);
         atomic_store(&b->since, 0);
@@ -379,7 +379,7 @@ static void say_stuck(const fsl_busy_t *b, unsigned long long t, unsigned long l
     buf_t path = BUF_INIT, raw = BUF_INIT;
     if (!whole) buf_adds(&path, "(its record was being rewritten)");
     else if (!c.op) buf_adds(&path, "(not yet in an operation: in libfuse)");
-    else if (c.fs && c.node && lfs_node_path_try(c.fs, c.node, *c.name ? c.name : NULL, &raw)) {
+    else if (c.fs && c.node && fslayer_fs_node_path_try(c.fs, c.node, *c.name ? c.name : NULL, &raw)) {
         char *q = log_quote(buf_cstr(&raw));
         buf_adds(&path, q);
         free(q);
@@ -513,9 +513,9 @@ static struct fuse_session *mount_tree(fsl_tree_t *t, const resolved_t *r, const
              geteuid() == 0 ? ",allow_other" : "");
     char *argv[] = {"drun-fuse", "-o", opts, NULL};
     struct fuse_args args = FUSE_ARGS_INIT(3, argv);
-    lfs_t *fs = lfs_new(r, roots, t->path, t->fd, log);
+    lfs_t *fs = fslayer_fs_new(r, roots, t->path, t->fd, log);
     size_t sz;
-    const void *ops = lfs_ops(&sz);
+    const void *ops = fslayer_fs_ops(&sz);
     struct fuse_session *se = fuse_session_new(&args, ops, sz, fs);
     char devfd[32] = "";
     if (se && geteuid() != 0) {
@@ -554,7 +554,7 @@ static void start_guard(const fsl_t *l)
     if (!keep_only(keep, 1)) _exit(1);
     char c;
     while (read(l->guard_r, &c, 1) < 0 && errno == EINTR) {}
-    for (size_t i = 0; i < l->trees.n; i++) fsl_unmount(l->trees.v[i].mnt);
+    for (size_t i = 0; i < l->trees.n; i++) fuse_names_unmount(l->trees.v[i].mnt);
     _exit(0);
 }
 
@@ -608,7 +608,7 @@ _Noreturn void fuse_serve_daemon(const fuse_exec_spec_t *s)
     fsl_t l = {0};
     l.daemon = -1;
     l.pidfd = l.stop_fd = l.guard_w = -1;
-    l.names = (fsl_names_t)FSL_NAMES_INIT;
+    l.names = (fuse_names_t)FUSE_NAMES_INIT;
     l.log_fd = s->log_fd;
     l.guard_r = s->guard_r;
     for (size_t i = 0; i < s->ntrees; i++) {
@@ -624,13 +624,13 @@ _Noreturn void fuse_serve_daemon(const fuse_exec_spec_t *s)
  * by fd, under this run's token. */
 static bool make_mount_points(fsl_t *l, char **err)
 {
-    if (!fsl_names_open(&l->names, err)) return false;
+    if (!fuse_names_open(&l->names, err)) return false;
     for (size_t i = 0; i < l->trees.n; i++) {
         fsl_tree_t *t = &l->trees.v[i];
-        if (!fsl_names_mount_point(&l->names, i, &t->name, &t->mnt, err)) return false;
+        if (!fuse_names_mount_point(&l->names, i, &t->name, &t->mnt, err)) return false;
         if (t->backing) {
             free(t->backing);
-            if ((t->fd = fsl_names_backing(&l->names, t->name, &t->backing, err)) < 0) return false;
+            if ((t->fd = fuse_names_backing(&l->names, t->name, &t->backing, err)) < 0) return false;
         }
     }
     return true;
@@ -764,13 +764,13 @@ static bool start_daemon(fsl_t *l, const resolved_t *r, const roots_t *roots, ch
     return true;
 }
 
-fsl_t *fsl_start(const resolved_t *r, const roots_t *roots, int ws_fd, char **err)
+fsl_t *fslayer_start(const resolved_t *r, const roots_t *roots, int ws_fd, char **err)
 {
     *err = NULL;
     fsl_t *l = xcalloc(1, sizeof *l);
     l->daemon = -1;
     l->pidfd = l->stop_fd = l->log_fd = l->guard_r = l->guard_w = -1;
-    l->names = (fsl_names_t)FSL_NAMES_INIT;
+    l->names = (fuse_names_t)FUSE_NAMES_INIT;
     pick_trees(l, r, roots);
     if (!l->trees.n) {
         fsl_free(l);
@@ -796,7 +796,7 @@ fsl_t *fsl_start(const resolved_t *r, const roots_t *roots, int ws_fd, char **er
 
 /* ---- the plan ----------------------------------------------------------------------------------------------------------- */
 
-resolved_t *fsl_view(const fsl_t *l, const resolved_t *r, const roots_t *roots)
+resolved_t *fslayer_view(const fsl_t *l, const resolved_t *r, const roots_t *roots)
 {
     resolved_t *v = xcalloc(1, sizeof *v);
     v->pol = r->pol;
@@ -817,7 +817,7 @@ resolved_t *fsl_view(const fsl_t *l, const resolved_t *r, const roots_t *roots)
     return v;
 }
 
-void fsl_view_free(resolved_t *v)
+void fslayer_view_free(resolved_t *v)
 {
     if (!v) return;
     vec_free(&v->grants);
@@ -861,7 +861,7 @@ static char *view_of(const fsl_tree_t *t, const char *abs)
     return abs[n] ? xasprintf("%s%s", t->mnt, abs + (n == 1 ? 0 : n)) : xstrdup(t->mnt);
 }
 
-void fsl_rewrite(const fsl_t *l, void *strvec, size_t from)
+void fslayer_rewrite(const fsl_t *l, void *strvec, size_t from)
 {
     strvec_t *v = strvec, out = {0};
     for (size_t i = 0; i < from; i++) vec_push(&out, v->v[i]);
@@ -934,7 +934,7 @@ static void *watch_thread(void *p)
     return NULL;
 }
 
-void fsl_watch(fsl_t *l, pid_t bwrap_pid)
+void fslayer_watch(fsl_t *l, pid_t bwrap_pid)
 {
     /* DRUN_FS_LAYER_WATCH=off keeps a sandbox whose daemon died running
      * (its accesses below the served trees fail): for looking at it */
@@ -948,11 +948,11 @@ static void unmount_all(fsl_t *l)
 {
     for (size_t i = 0; i < l->trees.n; i++) {
         fsl_tree_t *t = &l->trees.v[i];
-        if (t->mounted) fsl_unmount(t->mnt);
+        if (t->mounted) fuse_names_unmount(t->mnt);
         t->mounted = false;
-        fsl_names_remove(&l->names, t->name, t->backing);
+        fuse_names_remove(&l->names, t->name, t->backing);
     }
-    fsl_names_close(&l->names);
+    fuse_names_close(&l->names);
 }
 
 static void fsl_free(fsl_t *l)
@@ -968,11 +968,11 @@ static void fsl_free(fsl_t *l)
     if (l->guard_r >= 0) close(l->guard_r);
     if (l->guard_w >= 0) close(l->guard_w);
     if (l->log_fd >= 0) close(l->log_fd);
-    fsl_names_close(&l->names);
+    fuse_names_close(&l->names);
     free(l);
 }
 
-char *fsl_refusals(const fsl_t *l, size_t max, size_t *total)
+char *fslayer_refusals(const fsl_t *l, size_t max, size_t *total)
 {
     buf_t all = BUF_INIT, out = BUF_INIT;
     char chunk[4096];
@@ -1002,7 +1002,7 @@ char *fsl_refusals(const fsl_t *l, size_t max, size_t *total)
 static char *summary_text(const fsl_t *l)
 {
     size_t total = 0;
-    char *lines = fsl_refusals(l, 10, &total);
+    char *lines = fslayer_refusals(l, 10, &total);
     if (!lines) return NULL;
     buf_t b = BUF_INIT;
     buf_printf(&b, "the filesystem layer refused %zu access%s (op, path, deciding rule):\n", total,
@@ -1023,7 +1023,7 @@ static char *summary_text(const fsl_t *l)
     return r;
 }
 
-bool fsl_finish(fsl_t *l, char **summary)
+bool fslayer_finish(fsl_t *l, char **summary)
 {
     if (summary) *summary = NULL;
     if (!l) return false;
@@ -1057,7 +1057,7 @@ static void glob_caps_text(const resolved_t *r, buf_t *out)
     }
 }
 
-fsl_t *fsl_begin(const resolved_t *r, const roots_t *roots, int ws_fd, const char *unusable, char **err)
+fsl_t *fslayer_begin(const resolved_t *r, const roots_t *roots, int ws_fd, const char *unusable, char **err)
 {
     *err = NULL;
     if (!unusable) {
@@ -1065,7 +1065,7 @@ fsl_t *fsl_begin(const resolved_t *r, const roots_t *roots, int ws_fd, const cha
          * back would let whatever made the start fail (a root swapped for
          * a symlink, the sandbox user's process limit used up by another
          * session, a wedged mount) lower this run's protection */
-        fsl_t *l = fsl_start(r, roots, ws_fd, err);
+        fsl_t *l = fslayer_start(r, roots, ws_fd, err);
         if (*err) {
             char *e = xasprintf("the access-time filesystem layer cannot start: %s", *err);
             free(*err);
@@ -1084,14 +1084,14 @@ fsl_t *fsl_begin(const resolved_t *r, const roots_t *roots, int ws_fd, const cha
     return NULL;
 }
 
-void fsl_end_run(fsl_t *l, pid_t pid1, bool *died)
+void fslayer_end_run(fsl_t *l, pid_t pid1, bool *died)
 {
     /* every process of the sandbox is gone once its pid 1 is: this
      * process, a subreaper, has it once bwrap has gone (or bwrap reaped it) */
     if (pid1 > 0)
         while (waitpid(pid1, NULL, 0) < 0 && errno == EINTR) {}
     char *sum = NULL;
-    *died = fsl_finish(l, &sum);
+    *died = fslayer_finish(l, &sum);
     if (*died)
         fprintf(stderr, "drun-policy run: the filesystem layer ended during the run: its trees gave errors in the "
                         "sandbox (never the raw tree), and the sandbox was stopped\n");
@@ -1102,5 +1102,5 @@ void fsl_end_run(fsl_t *l, pid_t pid1, bool *died)
 char *sandbox_fs_denied(const sbx_residue_t *residue, size_t max, size_t *total)
 {
     *total = 0;
-    return residue && residue->layer ? fsl_refusals(residue->layer, max, total) : NULL;
+    return residue && residue->layer ? fslayer_refusals(residue->layer, max, total) : NULL;
 }

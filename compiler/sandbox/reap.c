@@ -112,7 +112,7 @@ void sandbox_wait_finish(sbx_residue_t *r, pid_t pid, sbx_status_t *st)
      * sandbox is gone. */
     if (r && r->layer) { /* the layer's daemon is a child too: wait for the sandbox's pid 1 alone */
         bool died = false;
-        fsl_end_run(r->layer, command_gone(st->sandbox_pid) ? 0 : st->sandbox_pid, &died);
+        fslayer_end_run(r->layer, command_gone(st->sandbox_pid) ? 0 : st->sandbox_pid, &died);
         r->layer = NULL;
         if (died) st->setup_failed = true;
     } else if (!command_gone(st->sandbox_pid))
@@ -124,7 +124,7 @@ void sandbox_wait_finish(sbx_residue_t *r, pid_t pid, sbx_status_t *st)
 void sandbox_end_layer(sbx_residue_t *r)
 {
     if (!r || !r->layer) return;
-    fsl_finish(r->layer, NULL);
+    fslayer_finish(r->layer, NULL);
     r->layer = NULL;
 }
 
@@ -132,7 +132,7 @@ void sandbox_cleanup(sbx_residue_t *r)
 {
     if (!r) return;
     if (r->status_fd >= 0) close(r->status_fd);
-    fsl_finish(r->layer, NULL);
+    fslayer_finish(r->layer, NULL);
     /* The last run out of the workspace (the exclusive lock is free) removes
      * its placeholders and those others left; otherwise it lists its own
      * (relative to the workspace) for that last one. */

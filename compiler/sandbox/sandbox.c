@@ -276,7 +276,7 @@ static bool run_options(const bwrap_t *b, const roots_t *roots, const sbx_exec_t
         *err = xasprintf("the plan does not bind the workspace %s: refusing to run", roots->workspace);
         return false;
     }
-    if (layer) fsl_rewrite(layer, v, from); /* served trees: from their FUSE mounts */
+    if (layer) fslayer_rewrite(layer, v, from); /* served trees: from their FUSE mounts */
     vec_push(v, xstrdup("--sync-fd"));
     vec_push(v, xstrdup("6"));
     if (SBX_PROXIED(x)) { /* proxy.h: the relay's binary by fd, and where the proxy is */
@@ -439,7 +439,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
      * started cannot inherit; hand_over would only kill it and start anew. */
     bool drop = hoststate_ident()->drop;
     const char *no_layer = NULL;
-    bool layer = fsl_available(&no_layer);
+    bool layer = fslayer_available(&no_layer);
     if (e && (drop || !layer || e->shim != (s->shim[0] != NULL) || e->relay != SBX_PROXIED(&x))) {
         sandbox_early_abort(e);
         e = NULL;
@@ -462,13 +462,13 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     roots_t roots = {x.workspace, x.scratch, x.hide, x.scratch_tmpfs};
     /* the access-time layer (SPEC §16) serves the user's trees: the mount
      * plan then leaves the caps it enforces to it (no walk, no blocks) */
-    r->layer = fsl_begin(s->res, &roots, r->ws_fd, layer ? NULL : no_layer, err);
+    r->layer = fslayer_begin(s->res, &roots, r->ws_fd, layer ? NULL : no_layer, err);
     if (*err) {
         sandbox_early_abort(e);
         sandbox_cleanup(r);
         return -1;
     }
-    resolved_t *view = r->layer ? fsl_view(r->layer, s->res, &roots) : NULL;
+    resolved_t *view = r->layer ? fslayer_view(r->layer, s->res, &roots) : NULL;
     bwrap_t *b = bwrap_plan(view ? view : s->res, &roots, err);
     buf_t packed = BUF_INIT;
     sbx_binds_t binds = {NULL, 0};
@@ -479,7 +479,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
      * beneath the workspace fd (cleanup removes them as bwrap-made ones) */
     for (size_t i = 0; ok && drop && i < r->paths.n; i++) placeholders_make(r->ws_fd, r->paths.v[i], b->residue.v[i].dir);
     bwrap_free(b);
-    fsl_view_free(view);
+    fslayer_view_free(view);
     /* bwrap never ran on a failure: nothing of this plan was made */
     e = ok ? hand_over(s, &x, e, &packed, &binds, err) : (sandbox_early_abort(e), NULL);
     sbx_binds_close(&binds); /* bwrap has its own copies, which it closes as it mounts them */
@@ -492,7 +492,7 @@ int sandbox_spawn(const sandbox_t *s, const sbx_exec_t *x0, pid_t *pid, sbx_resi
     r->status_fd = e->status_fd;
     e->status_fd = -1;
     *pid = e->pid;
-    fsl_watch(r->layer, e->pid); /* the daemon dead: bwrap killed, the run ends */
+    fslayer_watch(r->layer, e->pid); /* the daemon dead: bwrap killed, the run ends */
     if (e->ws_fd >= 0) close(e->ws_fd);
     if (e->sc_fd >= 0) close(e->sc_fd);
     free(e);

@@ -9,6 +9,8 @@
 # Each refusal is checked three ways: the client's answer, the stderr line of
 # `drun-policy run`, and the server's own log on the host (nothing arrived).
 
+bats_require_minimum_version 1.5.0 # run ! (a bare "! cmd" mid-test cannot fail it)
+
 source "$BATS_TEST_DIRNAME/../lib/runner.bash"
 
 setup_file() {
@@ -243,6 +245,6 @@ TOML
     grep -q '"network.command_ports": \[443\]' "$T/out/policy.json" || python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["policy"]; assert p["network.command_ports"]==[443] and [e["value"] for e in p["network.command_domains"]]==["pypi.org","*.github.com"]' "$T/out/policy.json"
     # without command_domains: no network rule, no manifest keys
     rm -rf "$T/out0" && "$DP" compile "$T/none.toml" -o "$T/out0" "${facts[@]}"
-    ! grep -q 'network-outbound (remote tcp' "$T/out0/policy.sb"
+    run ! grep -q 'network-outbound (remote tcp' "$T/out0/policy.sb"
     ! grep -q 'network.command_domains' "$T/out0/policy.json"
 }

@@ -9,6 +9,8 @@
 # killed daemon leaves errors (never the raw tree) and ends the run, and the
 # fallback without the layer says which caps it cannot hold at depth.
 
+bats_require_minimum_version 1.5.0 # run ! (a bare "! cmd" mid-test cannot fail it)
+
 source "$BATS_TEST_DIRNAME/../lib/runner.bash"
 
 setup_file() { runner_setup_file fuse; }
@@ -421,7 +423,7 @@ EOF
     wait "$runpid" || true
     cat "$T/out"
     grep -q "Transport endpoint is not connected" "$T/out"
-    ! grep -q '^orig$' "$T/out"
+    run ! grep -q '^orig$' "$T/out"
     grep -q END "$T/out"
     [ "$(cat "$T/ws/f")" = orig ]
 }
@@ -456,7 +458,7 @@ EOF
     kill -KILL "$runpid"
     wait "$runpid" || true
     for _ in $(seq 1 200); do grep -q " $T/state/drun/run/fuse/" /proc/mounts || break; sleep 0.05; done
-    ! grep -q " $T/state/drun/run/fuse/" /proc/mounts
+    run ! grep -q " $T/state/drun/run/fuse/" /proc/mounts
     # and the tree can be removed (no busy mount point in it)
     rm -rf "$T/state"
     [ ! -e "$T/state" ]

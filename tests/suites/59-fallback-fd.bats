@@ -17,6 +17,8 @@
 # Each attack aims at a host directory the policy hides ($T/outside/sub,
 # deny_read under a readable grant), and the HOST is checked afterwards.
 
+bats_require_minimum_version 1.5.0 # run ! (a bare "! cmd" mid-test cannot fail it)
+
 source "$BATS_TEST_DIRNAME/../lib/runner.bash"
 
 setup_file() { runner_setup_file; }
@@ -152,7 +154,7 @@ EOF
     [[ "$output" == *done* ]]
     [[ "$output" != *WROTE* ]]
     # the host: the commondir's config is as it was
-    ! grep -q fsmonitor "$T/ws/c/config"
+    run ! grep -q fsmonitor "$T/ws/c/config"
     [ "$(cat "$T/ws/g/commondir")" = ../c ]
 }
 

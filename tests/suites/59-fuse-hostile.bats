@@ -11,6 +11,8 @@
 # sees errors (never the raw tree) and the run ends with 125. The tests set
 # it low; `timeout` around each run only turns a hang into a failure.
 
+bats_require_minimum_version 1.5.0 # run ! (a bare "! cmd" mid-test cannot fail it)
+
 source "$BATS_TEST_DIRNAME/../lib/runner.bash"
 
 setup_file() { runner_setup_file fuse; }
@@ -129,7 +131,7 @@ our_mounts() { grep -c " $T/state/drun/run/fuse/" /proc/self/mountinfo || true; 
     grep -q "the filesystem layer is wedged" "$T/run.out"
     waited=$(sed -n 's/^drun-policy: stuck: lookup .*, waited \([0-9]*\) s;.*/\1/p' "$T/run.out")
     [ -n "$waited" ] && [ "$waited" -lt 10 ]
-    ! grep -q END "$T/run.out"
+    run ! grep -q END "$T/run.out"
     [ "$(cat "$T/ws/f")" = orig ]
     [ "$(our_mounts)" = 0 ]
 }

@@ -147,7 +147,7 @@ start_session() {
 # after_stop: the run ended, nothing of it is left on the host
 after_stop() {
     for _ in $(seq 1 100); do pgrep -f drun-59-marker > /dev/null || break; sleep 0.05; done
-    ! pgrep -f drun-59-marker
+    [ -z "$(pgrep -f drun-59-marker)" ]
     [ "$(our_mounts)" -eq 0 ]
     [ -z "$(ls -A "$(fusedir)" 2> /dev/null)" ]
 }

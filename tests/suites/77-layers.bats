@@ -24,9 +24,10 @@ copy_tree() {
 @test "the tree keeps its layers (known violations only)" {
     run scripts/check-layers
     assert_success
-    refute_line --regexp '^(stale: )?[a-z]+/.*: (includes|declares)'
-    refute_line --regexp '^include circle'
-    refute_line --partial 'stale:'
+    # (not refute_line: bats-assert's refute_line fails on an empty output)
+    [ -z "$(grep -E '^(stale: )?[a-z]+/.*: (includes|declares)' <<< "$output")" ]
+    [ -z "$(grep -E '^include circle' <<< "$output")" ]
+    [ -z "$(grep -F 'stale:' <<< "$output")" ]
 }
 
 @test "a backend including review code is an upward include" {
@@ -104,11 +105,19 @@ copy_tree() {
     assert_line "compiler/cli/cli.h: declares cmd_yy: cmd_ is not its module's prefix (cli_)"
 }
 
-@test "a new name under a known bad prefix fails and leaves the old line stale" {
+@test "a listed violation passes; a new name under its prefix fails and leaves the old line stale" {
     copy_tree
-    printf 'void fsl_zz(void);\n' >> "$tmp/t/compiler/sandbox/fslayer.h"
+    local line="compiler/sandbox/fslayer.h: declares zz_one: zz_ is not its module's prefix (fslayer_)"
+    printf 'void zz_one(void);\n' >> "$tmp/t/compiler/sandbox/fslayer.h"
     run scripts/check-layers "$tmp/t"
     assert_failure
-    assert_line --regexp '^compiler/sandbox/fslayer.h: declares fsl_available, .*fsl_zz: fsl_ is not'
-    assert_line --regexp '^stale: compiler/sandbox/fslayer.h: declares fsl_available'
+    assert_line "$line"
+    echo "$line" >> "$tmp/t/scripts/check-layers.known"
+    run scripts/check-layers "$tmp/t"
+    assert_success
+    printf 'void zz_two(void);\n' >> "$tmp/t/compiler/sandbox/fslayer.h"
+    run scripts/check-layers "$tmp/t"
+    assert_failure
+    assert_line "compiler/sandbox/fslayer.h: declares zz_one, zz_two: zz_ is not its module's prefix (fslayer_)"
+    assert_line --regexp '^stale: compiler/sandbox/fslayer.h: declares zz_one: '
 }

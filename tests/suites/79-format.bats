@@ -39,7 +39,7 @@ copy_tree() {
     copy_tree
     cp compiler/backends/bpf.c "$tmp/bpf.c.orig"
     sed -i 's/^    if (!seccomp_opcode(i.code)) return/  if (!seccomp_opcode(i.code)) return/' "$tmp/t/compiler/backends/bpf.c"
-    ! cmp -s "$tmp/bpf.c.orig" "$tmp/t/compiler/backends/bpf.c" # the line was there
+    run ! cmp -s "$tmp/bpf.c.orig" "$tmp/t/compiler/backends/bpf.c" # the line was there
     run scripts/check-format "$tmp/t"
     assert_failure 1
     assert_output 'compiler/backends/bpf.c: not formatted (run make format)'
