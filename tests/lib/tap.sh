@@ -30,13 +30,10 @@
 #                           Makefile's PKGS
 #   tap_merge PREFIX FILE   renumbers the TAP of FILE (a C test binary's
 #                           output) into this stream, each name prefixed
-#   tap_node HELPER.mjs ARGS...   runs a tests/lib node helper (one that
-#                           exports main, tests/lib/cli.mjs) in the suite's
-#                           one node process (tests/lib/serve.mjs, started on
-#                           first use, or by tap_node_start — before any
-#                           tap_node in a $(...) — ended on exit): its stdout on stdout,
-#                           its stderr on stderr, its exit status returned;
-#                           files, not stdin. Works in $(...) too.
+#   tap_node HELPER.mjs ARGS...   runs a tests/lib node helper in the
+#                           suite's one node process (tests/lib/node.bash;
+#                           tap_node_start first when used in $(...));
+#                           stopped on exit
 #
 # The shell options stay the suite's own (set -u is expected).
 
@@ -122,28 +119,5 @@ tap_merge() { # PREFIX FILE: returns 1 when a point in FILE failed
 
 # ---- one node process for the node helpers ---------------------------------------------
 
-# Starting node costs some 140 ms of CPU; a helper run in a node already
-# started, well under one. The coprocess's pipes are copied to plain fds so
-# that $(...) subshells (where bash hides a coprocess's own) can use them.
-TAP_NODE_W="" TAP_NODE_R=""
-tap_node_start() {
-    coproc TAP_NODE_CO { exec node "$ROOT/tests/lib/serve.mjs"; }
-    exec {TAP_NODE_W}>&"${TAP_NODE_CO[1]}" {TAP_NODE_R}<&"${TAP_NODE_CO[0]}"
-    tap_on_exit "exec $TAP_NODE_W>&- $TAP_NODE_R<&-; kill $TAP_NODE_CO_PID 2> /dev/null; wait $TAP_NODE_CO_PID 2> /dev/null"
-}
-tap_node() { # HELPER ARGS...
-    if [ -z "$TAP_NODE_W" ]; then
-        # in a $(...) the node started would be that subshell's alone
-        [ "$BASHPID" = "$$" ] || { echo "tap_node: call tap_node_start first (in the suite's shell)" >&2; return 2; }
-        tap_node_start
-    fi
-    local out err rc
-    printf '%s\0' "$#" "$@" >&"$TAP_NODE_W"
-    if ! { IFS= read -r -d '' out && IFS= read -r -d '' err && read -r -d '' rc; } <&"$TAP_NODE_R"; then
-        echo "tap_node: tests/lib/serve.mjs gave no answer for $1" >&2
-        return 2
-    fi
-    printf '%s' "$out"
-    printf '%s' "$err" >&2
-    return "$rc"
-}
+. "$ROOT/tests/lib/node.bash"
+tap_on_exit tap_node_stop
