@@ -631,9 +631,37 @@ static void emit_caps(gen_t *g)
         if (r->grants.v[i].level == LVL_NONE) emit_unlink_ancestors(g, &r->grants.v[i]);
 }
 
+/* A regex rule's compiled form, kept from one sbpl_eval to the next: glibc's
+ * regcomp builds its tables anew each time, and compiling every regex rule
+ * again for every path was most of what explain --queries and the probe
+ * helpers spent (twenty times more under the sanitizers). Keyed by the
+ * pattern text, which for a session-relative rule depends on the roots. */
+typedef struct sbpl_re {
+    char *pattern; /* NULL: nothing compiled yet */
+    bool ok;       /* regcomp accepted it */
+    regex_t re;
+} sbpl_re_t;
+
+struct sbpl_re_cache {
+    size_t n;
+    sbpl_re_t *v;
+};
+
+static void sbpl_re_cache_free(struct sbpl_re_cache *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->v[i].pattern && c->v[i].ok) regfree(&c->v[i].re);
+        free(c->v[i].pattern);
+    }
+    free(c->v);
+    free(c);
+}
+
 static sbpl_t *sbpl_generate(const resolved_t *r, diag_list_t *diags)
 {
     sbpl_t *s = xcalloc(1, sizeof *s);
+    s->re_cache = xcalloc(1, sizeof *s->re_cache);
     /* Room for what a rule usually becomes (some 350 bytes of profile, three
      * rules), reserved once: a large block is mapped fresh and only the part
      * written is ever touched, where growing by doubling copied the profile
@@ -674,6 +702,7 @@ bool sbpl_build(const resolved_t *r, const facts_t *f, diag_list_t *diags, sbpl_
 void sbpl_free(sbpl_t *s)
 {
     if (!s) return;
+    sbpl_re_cache_free(s->re_cache);
     vec_free(&s->rules);
     buf_free(&s->text);
     arena_free(&s->arena);
@@ -682,8 +711,28 @@ void sbpl_free(sbpl_t *s)
 
 /* ---- evaluation ---------------------------------------------------------------------------- */
 
-static bool filter_matches(const sbpl_rule_t *r, const roots_t *roots, const char *path, arena_t *tmp)
+/* Does path match the regex pattern of rule i? Compiled once per pattern. */
+static bool sbpl_re_matches(struct sbpl_re_cache *c, size_t nrules, size_t i, const char *pattern,
+                            const char *path)
 {
+    if (c->n < nrules) {
+        c->v = xrealloc(c->v, nrules * sizeof *c->v);
+        memset(c->v + c->n, 0, (nrules - c->n) * sizeof *c->v);
+        c->n = nrules;
+    }
+    sbpl_re_t *e = &c->v[i];
+    if (!e->pattern || strcmp(e->pattern, pattern) != 0) {
+        if (e->pattern && e->ok) regfree(&e->re);
+        free(e->pattern);
+        e->pattern = xstrdup(pattern);
+        e->ok = regcomp(&e->re, pattern, REG_EXTENDED | REG_NOSUB) == 0;
+    }
+    return e->ok && regexec(&e->re, path, 0, NULL, 0) == 0;
+}
+
+static bool filter_matches(const sbpl_t *s, size_t i, const roots_t *roots, const char *path, arena_t *tmp)
+{
+    const sbpl_rule_t *r = &s->rules.v[i];
     const char *arg = r->arg;
     if (r->base != PB_ROOT) {
         const char *root = r->base == PB_WORKSPACE ? roots->workspace : roots->scratch;
@@ -693,13 +742,7 @@ static bool filter_matches(const sbpl_rule_t *r, const roots_t *roots, const cha
     switch (r->filter) {
     case SBF_SUBPATH: return path_is_under(path, arg);
     case SBF_LITERAL: return strcmp(path, arg) == 0;
-    case SBF_REGEX: {
-        regex_t re;
-        if (regcomp(&re, arg, REG_EXTENDED | REG_NOSUB) != 0) return false;
-        bool m = regexec(&re, path, 0, NULL, 0) == 0;
-        regfree(&re);
-        return m;
-    }
+    case SBF_REGEX: return sbpl_re_matches(s->re_cache, s->rules.n, i, arg, path);
     }
     return false;
 }
@@ -719,7 +762,7 @@ level_t sbpl_eval(const sbpl_t *s, const roots_t *roots, const char *path, const
             const char *root = r->base == PB_WORKSPACE ? roots->workspace : roots->scratch;
             if (!root || !path_is_under(root, r->dark)) continue;
         }
-        if (!filter_matches(r, roots, path, &tmp)) continue;
+        if (!filter_matches(s, i, roots, path, &tmp)) continue;
         if (r->ops & SB_READ) rd = r;
         if (r->ops & SB_WRITE) wr = r;
     }

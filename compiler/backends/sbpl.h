@@ -41,8 +41,9 @@ typedef struct sbpl_rule {
 
 typedef struct sbpl {
     arena_t arena;
-    VEC(sbpl_rule_t) rules; /* filesystem rules in emission order */
-    buf_t text;             /* the profile */
+    VEC(sbpl_rule_t) rules;         /* filesystem rules in emission order */
+    buf_t text;                     /* the profile */
+    struct sbpl_re_cache *re_cache; /* sbpl_eval's compiled regexes (sbpl.c), per rule */
 } sbpl_t;
 
 /* The backends' shared shape: builds the profile for r (target macOS),

@@ -300,6 +300,44 @@ static const char *const nonfile_filters[] = {"target", "sysctl-name", "sysctl-n
                                               "mach-extension", "signing-identifier", "extension",
                                               "socket-domain", NULL};
 
+/* The compiled form of each (regex ...) filter, by node and pattern: glibc's
+ * regcomp builds its tables on every call, and compiling each regex again
+ * for every path and operation was nearly all of this program's time. */
+typedef struct {
+    const node_t *node;
+    char *arg;
+    regex_t *re;
+} recache_t;
+static recache_t *recache;
+static size_t nrecache;
+
+static const regex_t *regex_of(const node_t *f, const char *arg)
+{
+    for (size_t i = 0; i < nrecache; i++)
+        if (recache[i].node == f && strcmp(recache[i].arg, arg) == 0) return recache[i].re;
+    regex_t *re = malloc(sizeof *re);
+    recache = realloc(recache, (nrecache + 1) * sizeof *recache);
+    if (!re || !recache) die("out of memory");
+    int rc = regcomp(re, arg, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0) {
+        char msg[256];
+        regerror(rc, re, msg, sizeof msg);
+        die("line %u: bad regex \"%s\": %s", f->line, arg, msg);
+    }
+    recache[nrecache++] = (recache_t){f, xstrndup_(arg, strlen(arg)), re};
+    return re;
+}
+
+static void recache_free(void)
+{
+    for (size_t i = 0; i < nrecache; i++) {
+        regfree(recache[i].re);
+        free(recache[i].re);
+        free(recache[i].arg);
+    }
+    free(recache);
+}
+
 static bool filter_matches(const node_t *f, const char *path)
 {
     if (f->kind != N_LIST || f->n == 0 || f->kids[0]->kind != N_SYM) die("line %u: expected a filter", f->line);
@@ -334,15 +372,7 @@ static bool filter_matches(const node_t *f, const char *path)
     } else if (strcmp(h, "prefix") == 0) {
         m = strncmp(path, arg, strlen(arg)) == 0;
     } else if (strcmp(h, "regex") == 0) {
-        regex_t re;
-        int rc = regcomp(&re, arg, REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            char msg[256];
-            regerror(rc, &re, msg, sizeof msg);
-            die("line %u: bad regex \"%s\": %s", f->line, arg, msg);
-        }
-        m = regexec(&re, path, 0, NULL, 0) == 0;
-        regfree(&re);
+        m = regexec(regex_of(f, arg), path, 0, NULL, 0) == 0;
     } else {
         die("line %u: unsupported filter (%s ...)", f->line, h);
         m = false;
@@ -598,6 +628,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < nrules; i++) free_node(rules[i].form);
     free(rules);
+    recache_free();
     for (size_t i = 0; i < ndefs; i++) free((char *)def_name[i]);
     for (size_t i = 0; i < nmaps; i++) free((char *)map_from[i]);
     return 0;

@@ -5,10 +5,15 @@
 //
 // Prints one key a line (table.key for a table's keys); nothing when all are there.
 import fs from "node:fs";
+import { cli } from "./cli.mjs";
 
-const s = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
-const doc = fs.readFileSync(process.argv[3], "utf8");
-for (const [k, p] of Object.entries(s.properties)) {
-  if (!doc.includes("`" + k + "`") && !doc.includes("`[" + k + "]`")) console.log(k);
-  for (const k2 of Object.keys(p.properties ?? {})) if (!doc.includes("`" + k2 + "`")) console.log(k + "." + k2);
+export function main([schemaFile, docFile], io) {
+  const s = JSON.parse(fs.readFileSync(schemaFile, "utf8"));
+  const doc = fs.readFileSync(docFile, "utf8");
+  for (const [k, p] of Object.entries(s.properties)) {
+    if (!doc.includes("`" + k + "`") && !doc.includes("`[" + k + "]`")) io.out(k + "\n");
+    for (const k2 of Object.keys(p.properties ?? {})) if (!doc.includes("`" + k2 + "`")) io.out(k + "." + k2 + "\n");
+  }
+  return 0;
 }
+cli(import.meta, main);

@@ -30,6 +30,10 @@
 #                           Makefile's PKGS
 #   tap_merge PREFIX FILE   renumbers the TAP of FILE (a C test binary's
 #                           output) into this stream, each name prefixed
+#   tap_node HELPER.mjs ARGS...   runs a tests/lib node helper in the
+#                           suite's one node process (tests/lib/node.bash;
+#                           tap_node_start first when used in $(...));
+#                           stopped on exit
 #
 # The shell options stay the suite's own (set -u is expected).
 
@@ -112,3 +116,8 @@ tap_merge() { # PREFIX FILE: returns 1 when a point in FILE failed
     done < "$2"
     return $bad
 }
+
+# ---- one node process for the node helpers ---------------------------------------------
+
+. "$ROOT/tests/lib/node.bash"
+tap_on_exit tap_node_stop

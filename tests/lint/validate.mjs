@@ -1,12 +1,12 @@
 // tests/lint/validate.mjs — structural checks of drun-policy lint output, for
 // the 40-lint suite: SARIF 2.1.0 (the properties GitHub code scanning needs)
 // and the --format json object.
-//   node validate.mjs sarif FILE...   node validate.mjs json FILE...
+//   node validate.mjs sarif FILE...   node validate.mjs json FILE...   (or tap_node)
 // Prints one line per problem; exits 1 when there is any.
 import { readFileSync } from "node:fs";
+import { cli } from "../lib/cli.mjs";
 
-const [kind, ...files] = process.argv.slice(2);
-const problems = [];
+let problems = [];
 const bad = (file, msg) => problems.push(`${file}: ${msg}`);
 const isInt = (v, min) => Number.isInteger(v) && v >= min;
 const LEVELS = ["none", "note", "warning", "error"];
@@ -69,10 +69,14 @@ function json(file, doc) {
   if (s.suppressed !== (doc.suppressed ?? []).length) bad(file, "summary.suppressed does not count them");
 }
 
-for (const file of files) {
-  let doc;
-  try { doc = JSON.parse(readFileSync(file, "utf8")); } catch (e) { bad(file, `not JSON: ${e.message}`); continue; }
-  (kind === "sarif" ? sarif : json)(file, doc);
+export function main([kind, ...files], io) {
+  problems = [];
+  for (const file of files) {
+    let doc;
+    try { doc = JSON.parse(readFileSync(file, "utf8")); } catch (e) { bad(file, `not JSON: ${e.message}`); continue; }
+    (kind === "sarif" ? sarif : json)(file, doc);
+  }
+  for (const p of problems) io.out(p + "\n");
+  return problems.length ? 1 : 0;
 }
-for (const p of problems) console.log(p);
-process.exit(problems.length ? 1 : 0);
+cli(import.meta, main);

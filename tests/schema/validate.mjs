@@ -3,15 +3,14 @@
 // `drun-policy toml-decode` (toml-test tagged JSON, un-tagged here so that
 // TOML integers, floats, booleans and date-times keep their types).
 //
-//   node validate.mjs DRUN_POLICY SCHEMA FILE.toml...
+//   node validate.mjs DRUN_POLICY SCHEMA FILE.toml...   (or in tests/lib/serve.mjs)
 //
 // Prints "PASS FILE" or "FAIL FILE: /json/pointer: problem | ..." per file;
 // exits 1 when any file fails. A keyword the validator does not implement is
 // an error, never skipped: the schema cannot grow a rule this test ignores.
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { cli } from "../lib/cli.mjs";
 
 const ANNOTATIONS = new Set(["$schema", "title", "description", "default", "definitions"]);
 const SCALARS = new Set(["string", "integer", "float", "bool", "datetime", "datetime-local", "date-local", "time-local"]);
@@ -126,7 +125,7 @@ export function validate(schema, v, root = schema, path = [], errs = []) {
   return errs;
 }
 
-function main([dp, schemaFile, ...files]) {
+export function main([dp, schemaFile, ...files], io) {
   const schema = JSON.parse(readFileSync(schemaFile, "utf8"));
   let failed = 0;
   for (const f of files) {
@@ -134,15 +133,14 @@ function main([dp, schemaFile, ...files]) {
     try {
       value = untag(JSON.parse(execFileSync(dp, ["toml-decode"], { input: readFileSync(f), stdio: ["pipe", "pipe", "pipe"] })));
     } catch (e) {
-      console.log(`FAIL ${f}: not valid TOML (${String(e.stderr ?? e.message).trim().split("\n")[0]})`);
+      io.out(`FAIL ${f}: not valid TOML (${String(e.stderr ?? e.message).trim().split("\n")[0]})\n`);
       failed++;
       continue;
     }
     const errs = validate(schema, value);
     if (errs.length) failed++;
-    console.log(errs.length ? `FAIL ${f}: ${errs.join(" | ")}` : `PASS ${f}`);
+    io.out(errs.length ? `FAIL ${f}: ${errs.join(" | ")}\n` : `PASS ${f}\n`);
   }
-  process.exit(failed ? 1 : 0);
+  return failed ? 1 : 0;
 }
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) main(process.argv.slice(2));
+cli(import.meta, main);

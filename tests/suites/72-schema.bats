@@ -13,17 +13,80 @@
 #   - every object is closed (additionalProperties false), and no pattern uses
 #     look-around (Taplo compiles patterns with Rust's regex crate).
 # The validator is tests/schema/validate.mjs (no npm packages); the shape,
-# bounds and docs checks are tests/lib/schema-*.mjs.
+# bounds and docs checks are tests/lib/schema-*.mjs. They run once, in one
+# node (tests/lib/node.bash), in setup_file, over every file the tests ask
+# about; each test then reads its file's verdict (node costs some 140 ms of
+# CPU a start, the checks a few).
 
 bats_require_minimum_version 1.5.0
 source "$BATS_TEST_DIRNAME/../lib/bats.bash" # bats-support, bats-assert
+
+# The bad configs (NAME TOML pairs): each is refused by the schema and the compiler.
+BAD_CONFIGS=(
+    unknown-key 'domain_alowlist = ["pypi.org"]'
+    unknown-table-key $'[filesystem]\nallow_reed = ["/srv"]'
+    unknown-table $'[sandbox]\nx = 1'
+    key-in-wrong-table $'[process]\nbash_timeout_ms = 1000'
+    wrong-type-string-for-int 'max_sessions = "5"'
+    wrong-type-float-for-int 'max_sessions = 5.0'
+    wrong-type-int-for-bool $'[protect]\ngit_hooks = 1'
+    wrong-type-scalar-for-array 'mount_allowlist = "/srv"'
+    wrong-type-array-entry 'mount_allowlist = [1]'
+    wrong-type-table-for-key 'web_port = { a = 1 }'
+    out-of-range-below $'[process]\nmemory_mb = 8'
+    out-of-range-above 'web_port = 70000'
+    relative-path $'[filesystem]\nallow_read = ["src/lib"]'
+    glob-in-grant $'[filesystem]\nallow_write = ["/data/*"]'
+    dotdot-path $'[filesystem]\ndeny_read = ["~/a/../.ssh"]'
+    unknown-variable $'[filesystem]\nallow_read = ["$HOME/x"]'
+    control-char-path $'[filesystem]\nallow_read = ["/a\\tb"]'
+    bad-env-name $'[env]\npassthrough = ["1PATH"]'
+    bad-env-set-name $'[env]\nset = { "A-B" = "x" }'
+    env-set-not-string $'[env]\nset = { A = 1 }'
+    empty-domain 'domain_allowlist = [""]'
+    blank-command 'bash_command_denylist = ["   "]'
+    overlay-dotdot 'mount_overlay_paths = [".."]'
+    overlay-slash 'mount_overlay_paths = ["a/b"]'
+    datetime-for-int 'max_sessions = 1979-05-27'
+)
+
+setup_file() {
+    cd "${ROOT:-$BATS_TEST_DIRNAME/../..}"
+    local d=$BATS_FILE_TMPDIR dp=${B:-build}/drun-policy schema=docs/config.schema.json i rc
+    mkdir -p "$d/bad" "$d/b"
+    for ((i = 0; i < ${#BAD_CONFIGS[@]}; i += 2)); do printf '%s\n' "${BAD_CONFIGS[i + 1]}" > "$d/bad/${BAD_CONFIGS[i]}.toml"; done
+    source tests/lib/node.bash
+    tap_node_start
+    # each helper's output (stdout and stderr) in $d/NAME.out, its status in $d/NAME.rc
+    rc=0; tap_node tests/lib/schema-shape.mjs "$schema" > "$d/shape.out" 2>&1 || rc=$?; echo $rc > "$d/shape.rc"
+    rc=0; tap_node tests/lib/schema-undocumented.mjs "$schema" docs/policy.md > "$d/undoc.out" 2>&1 || rc=$?; echo $rc > "$d/undoc.rc"
+    rc=0; tap_node tests/lib/schema-bounds.mjs "$schema" "$d/b" > "$d/bounds.out" 2>&1 || rc=$?; echo $rc > "$d/bounds.rc"
+    # one "PASS FILE" or "FAIL FILE: why" line per file (exit 1 whenever one fails: the bad ones do)
+    tap_node tests/schema/validate.mjs "$dp" "$schema" profiles/*.toml $(find examples -name '*.toml' ! -name '.taplo.toml' | LC_ALL=C sort) \
+        "$d"/bad/*.toml "$d"/b/ok--*.toml "$d"/b/ko--*.toml > "$d/validate.out" 2>&1 || true
+    tap_node_stop
+}
+
+# served NAME — replays a setup_file helper's answer: its output, its status
+served() {
+    cat "$BATS_FILE_TMPDIR/$1.out"
+    return "$(cat "$BATS_FILE_TMPDIR/$1.rc")"
+}
+
+# verdict FILE — the validator's line for FILE
+verdict() {
+    local l found=""
+    while IFS= read -r l; do
+        { [ "$l" = "PASS $1" ] || [ "${l#"FAIL $1: "}" != "$l" ]; } && printf '%s\n' "$l" && found=1
+    done < "$BATS_FILE_TMPDIR/validate.out"
+    [ -n "$found" ] || echo "$1 was not validated (setup_file): $(head -c 300 "$BATS_FILE_TMPDIR/validate.out")"
+}
 
 setup() {
     cd "${ROOT:-$BATS_TEST_DIRNAME/../..}"
     B=${B:-build}
     DP=$B/drun-policy
     export NO_COLOR=1
-    V=tests/schema/validate.mjs
     SCHEMA=docs/config.schema.json
     tmp=$BATS_TEST_TMPDIR
 }
@@ -34,16 +97,16 @@ accepts() { "$DP" compile "$1" --target linux --facts golden/facts-linux.json > 
 
 # validates FILE — the schema accepts it
 validates() {
-    run node "$V" "$DP" "$SCHEMA" "$1"
+    run verdict "$1"
     assert_line "PASS $1"
 }
 
-# bad NAME TOML — the schema and the compiler both refuse it
+# bad NAME — the schema and the compiler both refuse BAD_CONFIGS' NAME
 bad() {
-    printf '%s\n' "$2" > "$tmp/$1.toml"
-    run node "$V" "$DP" "$SCHEMA" "$tmp/$1.toml"
+    local f=$BATS_FILE_TMPDIR/bad/$1.toml
+    run verdict "$f"
     assert_output --regexp '^FAIL'
-    run accepts "$tmp/$1.toml"
+    run accepts "$f"
     [ "$status" -eq 1 ] || fail "compiler exit $status (want 1): $(head -2 "$tmp/compile.err")"
 }
 
@@ -56,7 +119,7 @@ bad() {
 }
 
 @test "draft-07; every table closed, every key described, every pattern valid without look-around" {
-    run -0 node tests/lib/schema-shape.mjs "$SCHEMA"
+    run -0 served shape
     assert_output ""
 }
 
@@ -82,42 +145,44 @@ bad() {
 }
 
 # ---- bad configs: the schema and the compiler both refuse them --------------------------------------
-@test "bad config refused by the schema and the compiler: unknown-key" { bad unknown-key 'domain_alowlist = ["pypi.org"]'; }
-@test "bad config refused by the schema and the compiler: unknown-table-key" { bad unknown-table-key $'[filesystem]\nallow_reed = ["/srv"]'; }
-@test "bad config refused by the schema and the compiler: unknown-table" { bad unknown-table $'[sandbox]\nx = 1'; }
-@test "bad config refused by the schema and the compiler: key-in-wrong-table" { bad key-in-wrong-table $'[process]\nbash_timeout_ms = 1000'; }
-@test "bad config refused by the schema and the compiler: wrong-type-string-for-int" { bad wrong-type-string-for-int 'max_sessions = "5"'; }
-@test "bad config refused by the schema and the compiler: wrong-type-float-for-int" { bad wrong-type-float-for-int 'max_sessions = 5.0'; }
-@test "bad config refused by the schema and the compiler: wrong-type-int-for-bool" { bad wrong-type-int-for-bool $'[protect]\ngit_hooks = 1'; }
-@test "bad config refused by the schema and the compiler: wrong-type-scalar-for-array" { bad wrong-type-scalar-for-array 'mount_allowlist = "/srv"'; }
-@test "bad config refused by the schema and the compiler: wrong-type-array-entry" { bad wrong-type-array-entry 'mount_allowlist = [1]'; }
-@test "bad config refused by the schema and the compiler: wrong-type-table-for-key" { bad wrong-type-table-for-key 'web_port = { a = 1 }'; }
-@test "bad config refused by the schema and the compiler: out-of-range-below" { bad out-of-range-below $'[process]\nmemory_mb = 8'; }
-@test "bad config refused by the schema and the compiler: out-of-range-above" { bad out-of-range-above 'web_port = 70000'; }
-@test "bad config refused by the schema and the compiler: relative-path" { bad relative-path $'[filesystem]\nallow_read = ["src/lib"]'; }
-@test "bad config refused by the schema and the compiler: glob-in-grant" { bad glob-in-grant $'[filesystem]\nallow_write = ["/data/*"]'; }
-@test "bad config refused by the schema and the compiler: dotdot-path" { bad dotdot-path $'[filesystem]\ndeny_read = ["~/a/../.ssh"]'; }
-@test "bad config refused by the schema and the compiler: unknown-variable" { bad unknown-variable $'[filesystem]\nallow_read = ["$HOME/x"]'; }
-@test "bad config refused by the schema and the compiler: control-char-path" { bad control-char-path $'[filesystem]\nallow_read = ["/a\\tb"]'; }
-@test "bad config refused by the schema and the compiler: bad-env-name" { bad bad-env-name $'[env]\npassthrough = ["1PATH"]'; }
-@test "bad config refused by the schema and the compiler: bad-env-set-name" { bad bad-env-set-name $'[env]\nset = { "A-B" = "x" }'; }
-@test "bad config refused by the schema and the compiler: env-set-not-string" { bad env-set-not-string $'[env]\nset = { A = 1 }'; }
-@test "bad config refused by the schema and the compiler: empty-domain" { bad empty-domain 'domain_allowlist = [""]'; }
-@test "bad config refused by the schema and the compiler: blank-command" { bad blank-command 'bash_command_denylist = ["   "]'; }
-@test "bad config refused by the schema and the compiler: overlay-dotdot" { bad overlay-dotdot 'mount_overlay_paths = [".."]'; }
-@test "bad config refused by the schema and the compiler: overlay-slash" { bad overlay-slash 'mount_overlay_paths = ["a/b"]'; }
-@test "bad config refused by the schema and the compiler: datetime-for-int" { bad datetime-for-int 'max_sessions = 1979-05-27'; }
+@test "bad config refused by the schema and the compiler: unknown-key" { bad unknown-key; }
+@test "bad config refused by the schema and the compiler: unknown-table-key" { bad unknown-table-key; }
+@test "bad config refused by the schema and the compiler: unknown-table" { bad unknown-table; }
+@test "bad config refused by the schema and the compiler: key-in-wrong-table" { bad key-in-wrong-table; }
+@test "bad config refused by the schema and the compiler: wrong-type-string-for-int" { bad wrong-type-string-for-int; }
+@test "bad config refused by the schema and the compiler: wrong-type-float-for-int" { bad wrong-type-float-for-int; }
+@test "bad config refused by the schema and the compiler: wrong-type-int-for-bool" { bad wrong-type-int-for-bool; }
+@test "bad config refused by the schema and the compiler: wrong-type-scalar-for-array" { bad wrong-type-scalar-for-array; }
+@test "bad config refused by the schema and the compiler: wrong-type-array-entry" { bad wrong-type-array-entry; }
+@test "bad config refused by the schema and the compiler: wrong-type-table-for-key" { bad wrong-type-table-for-key; }
+@test "bad config refused by the schema and the compiler: out-of-range-below" { bad out-of-range-below; }
+@test "bad config refused by the schema and the compiler: out-of-range-above" { bad out-of-range-above; }
+@test "bad config refused by the schema and the compiler: relative-path" { bad relative-path; }
+@test "bad config refused by the schema and the compiler: glob-in-grant" { bad glob-in-grant; }
+@test "bad config refused by the schema and the compiler: dotdot-path" { bad dotdot-path; }
+@test "bad config refused by the schema and the compiler: unknown-variable" { bad unknown-variable; }
+@test "bad config refused by the schema and the compiler: control-char-path" { bad control-char-path; }
+@test "bad config refused by the schema and the compiler: bad-env-name" { bad bad-env-name; }
+@test "bad config refused by the schema and the compiler: bad-env-set-name" { bad bad-env-set-name; }
+@test "bad config refused by the schema and the compiler: env-set-not-string" { bad env-set-not-string; }
+@test "bad config refused by the schema and the compiler: empty-domain" { bad empty-domain; }
+@test "bad config refused by the schema and the compiler: blank-command" { bad blank-command; }
+@test "bad config refused by the schema and the compiler: overlay-dotdot" { bad overlay-dotdot; }
+@test "bad config refused by the schema and the compiler: overlay-slash" { bad overlay-slash; }
+@test "bad config refused by the schema and the compiler: datetime-for-int" { bad datetime-for-int; }
 
 # ---- bounds and defaults: the schema and the compiler agree -------------------------------------------
 
 @test "schema and compiler agree at every integer bound and on every default" {
-    mkdir -p "$tmp/b"
-    node tests/lib/schema-bounds.mjs "$SCHEMA" "$tmp/b"
-    node "$V" "$DP" "$SCHEMA" "$tmp"/b/ok--*.toml "$tmp"/b/ko--*.toml > "$tmp/bounds.out" 2>&1 || true
-    local f name want verdict c nb=0 bad_bounds=()
-    for f in "$tmp"/b/ok--*.toml "$tmp"/b/ko--*.toml; do
-        name=$(basename "$f" .toml); want=${name%%--*}
-        verdict=$(grep -F " $f" "$tmp/bounds.out" | cut -c1-4)
+    run -0 served bounds # the configs, written by setup_file
+    local f l name want verdict c nb=0 bad_bounds=()
+    local -A got=()
+    while IFS= read -r l; do
+    case $l in "PASS "*) got[${l#PASS }]=PASS ;; "FAIL "*) l=${l#FAIL }; got[${l%%: *}]=FAIL ;; esac
+    done < "$BATS_FILE_TMPDIR/validate.out"
+    for f in "$BATS_FILE_TMPDIR"/b/ok--*.toml "$BATS_FILE_TMPDIR"/b/ko--*.toml; do
+        name=${f##*/} name=${name%.toml} want=${name%%--*}
+        verdict=${got[$f]:-}
         accepts "$f" && c=0 || c=$?
         if [ "$want" = ok ]; then [ "$verdict" = PASS ] && [ $c -eq 0 ] || bad_bounds+=("$name: schema $verdict, compiler exit $c")
         else [ "$verdict" = FAIL ] && [ $c -eq 1 ] || bad_bounds+=("$name: schema $verdict, compiler exit $c"); fi
@@ -130,6 +195,6 @@ bad() {
 # ---- every key is documented in docs/policy.md -------------------------------------------------------
 
 @test "every key of the schema is in docs/policy.md" {
-    run -0 node tests/lib/schema-undocumented.mjs "$SCHEMA" docs/policy.md
+    run -0 served undoc
     assert_output ""
 }
