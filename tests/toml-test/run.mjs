@@ -34,7 +34,7 @@ import { join } from 'node:path';
 
 function parseArgs(argv) {
   const o = { bin: null, dir: null, jobs: Math.min(32, Math.max(2, cpus().length * 2)), only: null,
-    batchSize: 64, agreeEvery: 16, single: false };
+    batchSize: 64, agreeEvery: 64, single: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i], v = argv[i + 1];
     if (a === '--bin') { o.bin = v; i++; }
