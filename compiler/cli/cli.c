@@ -37,6 +37,7 @@ const cli_opt_t cli_options[] = {
     {"golden", 0, OPT_VALUE, "DIR", NULL, OFF(golden), "the committed artifacts to compare against"},
     {"toml", 0, OPT_VALUE, "VERSION", "1.0|1.1", OFF(toml), "TOML version to accept (default: 1.1)"},
     {"plain", 0, OPT_FLAG, NULL, NULL, OFF(plain), "ordinary JSON instead of toml-test's tagged form"},
+    {"batch", 0, OPT_FLAG, NULL, NULL, OFF(batch), "decode a stream of length-prefixed documents, one framed answer each"},
     {"rules", 0, OPT_FLAG, NULL, NULL, OFF(list_rules), "list every rule ID with its severity and summary, and exit"},
     {NULL, 0, 0, NULL, NULL, 0, NULL},
 };
@@ -67,14 +68,17 @@ const cli_cmd_t cli_commands[] = {
      "prints each under a '==> facts-TARGET.json <==' header. -o DIR writes DIR/facts-TARGET.json.",
      "drun-policy facts --target all -o golden/",
      "target output", 0, 1, false, cmd_facts},
-    {"toml-decode", "[--toml 1.0|1.1] [--plain]",
+    {"toml-decode", "[--toml 1.0|1.1] [--plain] [--batch]",
      "decode TOML on stdin into toml-test tagged JSON (or plain JSON) on stdout",
      "Reads one TOML document from standard input. A valid document is printed as the "
      "tagged JSON of the toml-test suite, exit 0; an invalid one gets a located error on "
      "stderr and exit 1. --plain prints ordinary JSON: numbers as numbers (nan and the "
-     "infinities as strings), dates and times as RFC 3339 strings.",
+     "infinities as strings), dates and times as RFC 3339 strings. --batch decodes many documents "
+     "in one process (a test suite's cases): each record on stdin is its length in decimal, a "
+     "newline and that many bytes; each is answered on stdout with 'STATUS OUTLEN ERRLEN', a "
+     "newline, then the document's own stdout and stderr, exactly what the single command gives.",
      "drun-policy toml-decode --plain < config.toml | jq .",
-     "toml plain", 0, 0, false, cmd_toml_decode},
+     "toml plain batch", 0, 0, false, cmd_toml_decode},
     {"lint", "[CONFIG] [--format text|json|sarif] [--strict] [--facts FILE]...",
      "report problems in a policy, each with a rule ID, a severity and file:line:col",
      "Config errors (the compiler rejects the file), then warnings and notes about what the policy "

@@ -39,6 +39,7 @@ typedef struct cli_args {
     const char *shell;          /* completion SHELL */
     bool json;                  /* --json */
     bool plain;                 /* toml-decode --plain */
+    bool batch;                 /* toml-decode --batch */
     bool strict;                /* lint --strict */
     bool list_rules;            /* lint --rules */
     bool allow_broad_workspace; /* run --allow-broad-workspace */
