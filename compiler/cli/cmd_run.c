@@ -108,7 +108,14 @@ static void catch_stops(void)
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaction(sigs[i], &sa, NULL);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        /* one ignored on entry stays ignored, as a shell leaves it: nohup's
+         * SIGHUP must reach the command ignored (a handler is reset to the
+         * default at exec; an ignored signal stays ignored) */
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 /* After the cleanup: the death the signal asked for (the exit status is

@@ -37,6 +37,18 @@ dprun() {
         DRUN_FS_LAYER_DEADLINE=${DEADLINE:-3} "$DP" run "$T/cfg.toml" --workspace "$T/ws" "$@"
 }
 
+# start_tarpit DIR — a FUSE mount at DIR (in the workspace, beside a file f
+# holding "orig") that never answers: a backing tree a worker blocks on
+start_tarpit() {
+    mkdir -p "$1"
+    echo orig > "$T/ws/f"
+    own
+    python3 "$ROOT/tests/helpers/fuse_tarpit.py" "$1" > "$T/pit.out" &
+    PIT=$!
+    for _ in $(seq 100); do grep -q ready "$T/pit.out" 2> /dev/null && break; sleep 0.05; done
+    grep -q ready "$T/pit.out"
+}
+
 # our_mounts — the layer's mounts of this test left on the host
 our_mounts() { grep -c " $T/state/drun/run/fuse/" /proc/self/mountinfo || true; }
 
@@ -79,13 +91,7 @@ our_mounts() { grep -c " $T/state/drun/run/fuse/" /proc/self/mountinfo || true; 
     [ "$(id -u)" = 0 ] || skip "mounting a FUSE filesystem that never answers needs root"
     # its name holds a tab: the watchdog's report escapes it (\x09) as the refusal record does
     pit="$T/ws/p"$'\t'"it"
-    mkdir -p "$pit"
-    echo orig > "$T/ws/f"
-    own
-    python3 "$ROOT/tests/helpers/fuse_tarpit.py" "$pit" > "$T/pit.out" &
-    PIT=$!
-    for _ in $(seq 100); do grep -q ready "$T/pit.out" 2> /dev/null && break; sleep 0.05; done
-    grep -q ready "$T/pit.out"
+    start_tarpit "$pit"
     # the daemon's worker blocks on the mount below the tree; the sandbox
     # goes on to try the tree again, and to write, after the deadline
     dprun -- sh -c 'ls p?it & sleep 6; cat f; echo evil > f; echo END'
@@ -102,13 +108,7 @@ our_mounts() { grep -c " $T/state/drun/run/fuse/" /proc/self/mountinfo || true; 
 
 @test "time the daemon did not run (stopped, a paused machine) is no request's wait: a wedge still ends it" {
     [ "$(id -u)" = 0 ] || skip "mounting a FUSE filesystem that never answers needs root"
-    mkdir -p "$T/ws/pit"
-    echo orig > "$T/ws/f"
-    own
-    python3 "$ROOT/tests/helpers/fuse_tarpit.py" "$T/ws/pit" > "$T/pit.out" &
-    PIT=$!
-    for _ in $(seq 100); do grep -q ready "$T/pit.out" 2> /dev/null && break; sleep 0.05; done
-    grep -q ready "$T/pit.out"
+    start_tarpit "$T/ws/pit"
     timeout 120 env -i HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin XDG_STATE_HOME="$T/state" \
         DRUN_FS_LAYER_DEADLINE=6 "$DP" run "$T/cfg.toml" --workspace "$T/ws" -- sh -c 'ls pit & sleep 60; echo END' \
         > "$T/run.out" 2>&1 &

@@ -133,15 +133,32 @@ start_holder() {
 }
 
 # start_session VAR...: like start_holder, but the runner leads a process
-# group of its own (as a shell's job does), so that the group can be signalled
+# group of its own (as a shell's job does), so that the group can be
+# signalled; with SIGINT at its default, as in a terminal's foreground job
+# (bash starts a background command with SIGINT ignored, and run leaves a
+# signal ignored on entry ignored, as nohup's SIGHUP must stay)
 start_session() {
     own
-    env -i HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin XDG_STATE_HOME="$T/state" "$@" \
+    env -i --default-signal=INT HOME="$T/home" PATH=/usr/local/bin:/usr/bin:/bin XDG_STATE_HOME="$T/state" "$@" \
         setsid "$DP" run "$T/cfg.toml" --workspace "$T/ws" -- sh -c \
         'touch ready; while :; do sleep 0.05; done # drun-59-marker' > "$T/holder.out" 2>&1 &
     BG=$!
     for _ in $(seq 1 600); do [ -e "$T/ws/ready" ] && break; sleep 0.05; done
     [ -e "$T/ws/ready" ]
+}
+
+# ends_within PID: the process ends (a zombie, or gone) within 30 s; else it
+# and its group are killed and the test fails (no hang of the suite)
+ends_within() {
+    local st
+    for _ in $(seq 1 600); do
+        st=$(awk '{print $3}' "/proc/$1/stat" 2> /dev/null) || return 0
+        [ "$st" = Z ] && return 0
+        sleep 0.05
+    done
+    kill -KILL -- "-$1" 2> /dev/null
+    echo "the run ignored the signal"
+    false
 }
 
 # after_stop: the run ended, nothing of it is left on the host
@@ -158,6 +175,7 @@ after_stop() {
     # the whole group, as a terminal's ^C: the runner, bwrap and the layer's
     # daemon get it (the guard has left the group: it must outlive them)
     kill -INT -- "-$BG"
+    ends_within "$BG"
     st=0
     wait "$BG" || st=$?
     BG=
@@ -174,6 +192,7 @@ after_stop() {
     during=$(ls -A "$T/ws")
     [ "$during" != "$before" ]
     kill -TERM "$BG"
+    ends_within "$BG"
     st=0
     wait "$BG" || st=$?
     BG=
