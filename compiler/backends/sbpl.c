@@ -661,7 +661,6 @@ static void sbpl_re_cache_free(struct sbpl_re_cache *c)
 static sbpl_t *sbpl_generate(const resolved_t *r, diag_list_t *diags)
 {
     sbpl_t *s = xcalloc(1, sizeof *s);
-    s->re_cache = xcalloc(1, sizeof *s->re_cache);
     /* Room for what a rule usually becomes (some 350 bytes of profile, three
      * rules), reserved once: a large block is mapped fresh and only the part
      * written is ever touched, where growing by doubling copied the profile
@@ -689,6 +688,10 @@ static sbpl_t *sbpl_generate(const resolved_t *r, diag_list_t *diags)
         sbpl_free(s);
         return NULL;
     }
+    /* one slot per rule, now that the rules are all there */
+    s->re_cache = xcalloc(1, sizeof *s->re_cache);
+    s->re_cache->n = s->rules.n;
+    s->re_cache->v = xcalloc(s->rules.n ? s->rules.n : 1, sizeof *s->re_cache->v);
     return s;
 }
 
@@ -711,15 +714,10 @@ void sbpl_free(sbpl_t *s)
 
 /* ---- evaluation ---------------------------------------------------------------------------- */
 
-/* Does path match the regex pattern of rule i? Compiled once per pattern. */
-static bool sbpl_re_matches(struct sbpl_re_cache *c, size_t nrules, size_t i, const char *pattern,
-                            const char *path)
+/* Does path match the regex pattern of rule i? Compiled once per pattern
+ * (a rule's pattern changes only with the roots it is relative to). */
+static bool sbpl_re_matches(struct sbpl_re_cache *c, size_t i, const char *pattern, const char *path)
 {
-    if (c->n < nrules) {
-        c->v = xrealloc(c->v, nrules * sizeof *c->v);
-        memset(c->v + c->n, 0, (nrules - c->n) * sizeof *c->v);
-        c->n = nrules;
-    }
     sbpl_re_t *e = &c->v[i];
     if (!e->pattern || strcmp(e->pattern, pattern) != 0) {
         if (e->pattern && e->ok) regfree(&e->re);
@@ -742,7 +740,7 @@ static bool filter_matches(const sbpl_t *s, size_t i, const roots_t *roots, cons
     switch (r->filter) {
     case SBF_SUBPATH: return path_is_under(path, arg);
     case SBF_LITERAL: return strcmp(path, arg) == 0;
-    case SBF_REGEX: return sbpl_re_matches(s->re_cache, s->rules.n, i, arg, path);
+    case SBF_REGEX: return sbpl_re_matches(s->re_cache, i, arg, path);
     }
     return false;
 }

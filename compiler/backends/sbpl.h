@@ -55,7 +55,9 @@ void sbpl_free(sbpl_t *s);
 
 /* Evaluates the structured rules for path with the session roots, the way
  * sandboxd does (last match wins per operation). Returns the level and, when
- * not NULL, the rules that decided read and write (NULL: the default deny). */
+ * not NULL, the rules that decided read and write (NULL: the default deny).
+ * It keeps each regex rule compiled in s (re_cache): one thread at a time
+ * per profile. */
 level_t sbpl_eval(const sbpl_t *s, const roots_t *roots, const char *path,
                   const sbpl_rule_t **read_by, const sbpl_rule_t **write_by);
 

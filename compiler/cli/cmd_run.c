@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,12 +94,14 @@ static void report_refusals(proxy_chan_t *chan)
  * left on the host). Now the signal is noted, the sandbox is stopped (bwrap
  * killed: --die-with-parent ends the command), the run ends as any run
  * does, and then dies of the same signal, as a shell expects of a child. */
-static volatile sig_atomic_t stop_sig, bwrap_pid;
+static volatile sig_atomic_t stop_sig, bwrap_pidfd = -1;
 
+/* bwrap by pidfd, not pid: once reaped (sandbox_wait_finish) its pid may be
+ * another process's, while its pidfd then only says ESRCH */
 static void on_stop(int sig)
 {
     if (!stop_sig) stop_sig = sig;
-    if (bwrap_pid > 0) kill((pid_t)bwrap_pid, SIGKILL);
+    if (bwrap_pidfd >= 0) syscall(SYS_pidfd_send_signal, (int)bwrap_pidfd, SIGKILL, NULL, 0);
 }
 
 static void catch_stops(void)
@@ -214,11 +217,14 @@ int cmd_run(const cli_args_t *a)
             fprintf(stderr, "drun-policy run: %s\n", err);
             rc = sp > 0 ? sp : EXIT_SETUP; /* 127/126: the command, as a shell says */
         } else {
-            bwrap_pid = pid;
+            bwrap_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
             if (stop_sig) kill(pid, SIGKILL);        /* asked to stop while it was set up */
             if (chan) proxy_sandbox_end_close(chan); /* the channel ends with the sandbox */
             sbx_status_t st;
             sandbox_wait_finish(res, pid, &st);
+            int pfd = bwrap_pidfd;
+            bwrap_pidfd = -1;
+            if (pfd >= 0) close(pfd);
             report_refusals(chan);
             rc = st.setup_failed ? EXIT_SETUP : st.exit_code;
         }

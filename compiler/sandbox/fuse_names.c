@@ -107,27 +107,33 @@ static void list_run_dir(int run_fd, strvec_t *out)
     closedir(d);
 }
 
+/* Removes each of names that is prefix "." something, but except. */
+static void remove_prefixed(int run_fd, const char *prefix, const strvec_t *names, const char *except)
+{
+    size_t pn = strlen(prefix);
+    for (size_t i = 0; i < names->n; i++)
+        if (!strncmp(names->v[i], prefix, pn) && names->v[i][pn] == '.' && (!except || strcmp(names->v[i], except) != 0))
+            remove_left(run_fd, names->v[i]);
+}
+
 /* The run named by prefix (a name's part before its first dot): if its lock
  * file can be locked, the run is gone, and what it left is removed while the
- * lock is held, the lock file last. A name with no lock file beside it is
- * left over too (its run removed the lock after the rest, or it predates the
- * locks); it alone is removed. Live runs are not touched. */
-static void reap_prefix(int run_fd, const char *prefix, const char *name)
+ * lock is held, the lock file last. Names with no lock file beside them are
+ * left over too (their run removed the lock after the rest, or they predate
+ * the locks): the ones listed are removed. Live runs are not touched. */
+static void reap_prefix(int run_fd, const char *prefix, const strvec_t *listed)
 {
     char *lock = xasprintf("%s.lock", prefix);
     int fd = openat(run_fd, lock, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
-        if (errno == ENOENT && name) remove_left(run_fd, name);
+        if (errno == ENOENT) remove_prefixed(run_fd, prefix, listed, NULL);
         free(lock);
         return;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) == 0 && still_linked(run_fd, lock, fd)) {
         strvec_t all = {0};
-        list_run_dir(run_fd, &all); /* again: a listing taken earlier may miss its newest names */
-        size_t pn = strlen(prefix);
-        for (size_t i = 0; i < all.n; i++)
-            if (!strncmp(all.v[i], prefix, pn) && all.v[i][pn] == '.' && strcmp(all.v[i], lock) != 0)
-                remove_left(run_fd, all.v[i]);
+        list_run_dir(run_fd, &all); /* again: the first listing may miss its newest names */
+        remove_prefixed(run_fd, prefix, &all, lock);
         sbx_free_strvec(&all);
         unlinkat(run_fd, lock, 0);
     }
@@ -137,19 +143,22 @@ static void reap_prefix(int run_fd, const char *prefix, const char *name)
 
 /* What runs that are gone left in STATE/run/fuse (one killed with SIGKILL
  * does no cleanup): their mount points, dead (ENOTCONN; the daemon's guard
- * unmounts them too), and run's scratch backing dirs. */
-static void sweep_stale(fuse_names_t *l)
+ * unmounts them too), and run's scratch backing dirs. Each run (prefix) is
+ * looked at once. Called before this run has claimed its own token. */
+static void sweep_stale(int run_fd)
 {
     strvec_t names = {0};
-    list_run_dir(l->run_fd, &names);
+    strmap_t done = STRMAP_INIT; /* its keys in a */
+    arena_t a = ARENA_INIT;
+    list_run_dir(run_fd, &names);
     for (size_t i = 0; i < names.n; i++) {
         const char *dot = strchr(names.v[i], '.');
         if (!dot || dot == names.v[i]) continue;
-        char *prefix = xstrndup(names.v[i], (size_t)(dot - names.v[i]));
-        bool is_lock = !strcmp(dot, ".lock");
-        if (!l->token || strcmp(prefix, l->token) != 0) reap_prefix(l->run_fd, prefix, is_lock ? NULL : names.v[i]);
-        free(prefix);
+        char *prefix = arena_strndup(&a, names.v[i], (size_t)(dot - names.v[i]));
+        if (strmap_put(&done, prefix, 1) < 0) reap_prefix(run_fd, prefix, &names);
     }
+    strmap_free(&done);
+    arena_free(&a);
     sbx_free_strvec(&names);
 }
 
@@ -185,7 +194,7 @@ static bool claim_token(fuse_names_t *l, char **err)
 bool fuse_names_open(fuse_names_t *n, char **err)
 {
     if ((n->run_fd = hoststate_subdir("run/fuse", err)) < 0) return false;
-    sweep_stale(n);
+    sweep_stale(n->run_fd);
     return claim_token(n, err);
 }
 

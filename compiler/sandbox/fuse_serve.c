@@ -348,6 +348,12 @@ typedef struct watch_arg {
     unsigned deadline;
 } watch_arg_t;
 
+static void say(int fd, const char *msg)
+{
+    ssize_t w = write(fd, msg, strlen(msg));
+    (void)w;
+}
+
 /* The first line of /proc/self/task/TID/what, without its newline, into out
  * (the error in parentheses when it cannot be read: syscall, mode 0400, is
  * root's once a root runner's daemon has dropped to the sandbox user, which
@@ -398,8 +404,7 @@ static void say_stuck(const fsl_busy_t *b, unsigned long long t, unsigned long l
     char state = rp && rp[1] == ' ' && rp[2] ? rp[2] : '?';
     char *line = xasprintf("drun-policy: stuck: %s %s, waited %llu s; thread %d: state %c, wchan %s, syscall %s\n",
                            whole && c.op ? c.op : "-", buf_cstr(&path), (now - t) / 1000, tid, state, wchan, sc);
-    ssize_t w = write(2, line, strlen(line));
-    (void)w;
+    say(2, line);
     free(line);
     buf_free(&path);
 }
@@ -430,11 +435,10 @@ static void *wedge_watch(void *p)
                 if (!t || now < t || now - t < 1000ull * w->deadline) continue;
                 if (!said) {
                     char m[200];
-                    int len = snprintf(m, sizeof m, "drun-policy: the filesystem layer is wedged (a request has waited "
-                                                    "%u s on the backing tree): stopping it and the sandbox\n",
-                                       w->deadline);
-                    ssize_t wr = write(2, m, (size_t)len);
-                    (void)wr;
+                    snprintf(m, sizeof m, "drun-policy: the filesystem layer is wedged (a request has waited %u s on the "
+                                          "backing tree): stopping it and the sandbox\n",
+                             w->deadline);
+                    say(2, m);
                     said = true;
                 }
                 say_stuck(b, t, now);
@@ -460,12 +464,6 @@ static int start_workers(serve_arg_t *se, size_t n)
     if ((e = pthread_create(&t, NULL, wedge_watch, w)) != 0) return e;
     pthread_detach(t);
     return 0;
-}
-
-static void say(int fd, const char *msg)
-{
-    ssize_t w = write(fd, msg, strlen(msg));
-    (void)w;
 }
 
 /* Not root: fusermount3 (setuid) mounts and hands back the /dev/fuse fd
