@@ -52,6 +52,10 @@ test('abuse: 200 half-open connections without a token do not lock out a token h
     const allClosed = await waitFor(() => socks.every((s) => s.closed) && dribble.closed, 25000, 200);
     assert.ok(allClosed, `${socks.filter((s) => !s.closed).length} half-open and ${dribble.closed ? 0 : 1} dribbling connections still open`);
     assert.equal(socks.filter((s) => /HTTP\/1\.1 200/.test(s.received)).length, 0);
+    // the server's log says each cut was the deadline, how long after what
+    const cuts = [...srv.stderr().matchAll(/its request did not arrive within request-timeout \((\d+) ms since it opened\)/g)];
+    assert.ok(cuts.length > 0, 'no deadline cut logged');
+    assert.ok(cuts.every((m) => Number(m[1]) >= 10000), `cut before the 10 s deadline: ${cuts.map((m) => m[1])}`);
   } finally {
     if (dribble) clearInterval(dribble.timer);
     for (const s of socks) s.destroy();
