@@ -21,7 +21,12 @@ B        := build/san
 # CPU instead of 91 here, and the SAN run spawns thousands of processes. It
 # is also a second compiler's -Werror over the code.
 CC       := $(SAN_CC)
-SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# fuzzer-no-link: the objects carry libFuzzer's coverage instrumentation, so
+# that the fuzz harnesses link these very objects (one instrumented build for
+# the SAN suites and every harness, not a second one). Without libFuzzer
+# linked, its hooks are the sanitizer runtime's empty defaults: a SAN run of
+# the suites costs the same within noise.
+SANFLAGS := -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer
 # DRUN_SAN: what the code asks (gcc says __SANITIZE_ADDRESS__, clang
 # __has_feature(address_sanitizer); this says it for either)
 SANDEF   := -DDRUN_SAN=1
@@ -83,7 +88,7 @@ MAN_PAGES  := $(patsubst docs/man/%.scd,$(B)/man/%,$(wildcard docs/man/*.scd))
 LIB        := $(B)/libdrunpolicy.a
 BINS       := $(B)/drun-policy $(if $(RT_SRC),$(B)/drun-mcp)
 
-.PHONY: all deps test demo golden bench fuzz install uninstall clean unit man format format-files
+.PHONY: all deps test demo golden bench fuzz install uninstall clean unit man format format-files FORCE fuzz-build
 .DELETE_ON_ERROR:
 # Generated sources are only named by pattern rules: keep make from deleting
 # them as intermediates (which would regenerate and rebuild on every run).
@@ -188,7 +193,7 @@ $(B)/tests/%: tests/unit/%.c $(LIB) | $(GEN_H)
 	$(E) CCLD $@
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
--include $(shell find $(B)/obj $(if $(filter fuzz build/fuzz/%,$(MAKECMDGOALS)),build/fuzz/obj) -name '*.d' 2>/dev/null)
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 
 # ---- man pages: scdoc sources in docs/man, rendered and checked by tests/suites/71-man ----
 
@@ -225,35 +230,33 @@ bench: all
 
 # ---- fuzzing: clang libFuzzer + ASan + UBSan, one harness per entry point ---------------
 
-FUZZ_CC     ?= clang
-FUZZ_COMMON := -std=c11 -g -O1 -fno-sanitize-recover=all \
-               -D_GNU_SOURCE -DDRUN_VERSION='"$(VERSION)"' -DDRUN_FUZZ -Igrammar $(COMPILER_INC) -Iruntime \
-               -I$(B)/gen $(PKG_CFLAGS)
-# The whole library is instrumented for coverage (fuzzer-no-link), compiled
-# once into one archive that every harness links: building each harness from
-# every source took most of CI's time. Objects build in parallel (make -j).
-FUZZ_OBJFLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP
-FUZZ_FLAGS  := $(FUZZ_COMMON) -fsanitize=fuzzer,address,undefined
-FUZZ_SRCS   := $(LIB_SRC) $(GEN_C) $(filter-out runtime/main.c,$(RT_SRC))
-FUZZ_OBJS   := $(patsubst %.c,build/fuzz/obj/%.o,$(FUZZ_SRCS))
-FUZZ_LIB    := build/fuzz/libdrunfuzz.a
+# Each harness links the sanitizer build's own library and runtime objects
+# (SAN=1 instruments them for coverage): nothing is compiled for fuzzing but
+# the harness itself, and `make all SAN=1` has already built the rest.
+FUZZ_FLAGS := $(CPPFLAGS) -std=c11 -O1 -g -fno-sanitize-recover=all -fsanitize=fuzzer,address,undefined $(PKG_CFLAGS)
+RT_LIB     := $(B)/libdrunrt.a
 
-build/fuzz/obj/%.o: %.c $(GEN_H)
-	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_OBJFLAGS) -w -c -o $@ $<
-
-$(FUZZ_LIB): $(FUZZ_OBJS)
+$(RT_LIB): $(filter-out $(B)/obj/runtime/main.o,$(RT_OBJ))
 	@rm -f $@
-	ar rcs $@ $^
+	$(E) AR $@
+	$(Q)ar rcs $@ $^
 
-build/fuzz/%: tests/fuzz/%.c $(FUZZ_LIB) $(GEN_H)
+ifeq ($(SAN),1)
+build/fuzz/%: tests/fuzz/%.c $(RT_LIB) $(LIB) | $(GEN_H)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB) $(PKG_LIBS) $(GIT2_LIBS) -lm
+	$(E) CCLD $@
+	$(Q)$(CC) $(FUZZ_FLAGS) -o $@ $< $(RT_LIB) $(LIB) $(PKG_LIBS) $(GIT2_LIBS) -lm
+else
+build/fuzz/%: FORCE
+	@$(MAKE) --no-print-directory SAN=1 $@
+endif
+FORCE:
 
-fuzz: deps
-	@$(MAKE) --no-print-directory $(GEN_C)
-	@$(MAKE) --no-print-directory -j$$(nproc) $(FUZZ_BIN)
+fuzz: deps fuzz-build
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz $(FUZZ_BIN)
+
+fuzz-build: deps
+	@$(MAKE) --no-print-directory SAN=1 -j$(JOBS) $(FUZZ_BIN)
 
 # ---- formatting: clang-format-19 with .clang-format ----------------------------------
 
