@@ -209,12 +209,13 @@ $(B)/man/%: docs/man/%.scd
 deps:
 	@scripts/install-deps
 
+# The builds run with every core (JOBS); the suites run side by side too (tests/run).
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@scripts/demo $(B)
 
-# The build runs with every core (JOBS); the suites run side by side too (tests/run).
-JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all
 	@B=$(B) tests/run
