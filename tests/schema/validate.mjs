@@ -6,11 +6,14 @@
 //   node validate.mjs DRUN_POLICY SCHEMA FILE.toml...   (or in tests/lib/serve.mjs)
 //
 // Prints "PASS FILE" or "FAIL FILE: /json/pointer: problem | ..." per file;
-// exits 1 when any file fails. A keyword the validator does not implement is
+// exits 1 when any file fails. The files are decoded by one `toml-decode
+// --batch` process (tests/lib/toml-batch.mjs: a process that dies or reports
+// at exit fails the file it is blamed on; every 32nd file is also decoded by
+// the single command, which must agree byte for byte). A keyword the validator does not implement is
 // an error, never skipped: the schema cannot grow a rule this test ignores.
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cli } from "../lib/cli.mjs";
+import { decodeAll } from "../lib/toml-batch.mjs";
 
 const ANNOTATIONS = new Set(["$schema", "title", "description", "default", "definitions"]);
 const SCALARS = new Set(["string", "integer", "float", "bool", "datetime", "datetime-local", "date-local", "time-local"]);
@@ -125,15 +128,20 @@ export function validate(schema, v, root = schema, path = [], errs = []) {
   return errs;
 }
 
-export function main([dp, schemaFile, ...files], io) {
+export async function main([dp, schemaFile, ...files], io) {
   const schema = JSON.parse(readFileSync(schemaFile, "utf8"));
+  const answers = await decodeAll(dp, files.map((f) => ({ args: [], input: readFileSync(f) })),
+    { batchSize: files.length || 1, agreeEvery: 32 });
   let failed = 0;
-  for (const f of files) {
+  for (const [i, f] of files.entries()) {
+    const r = answers[i];
     let value;
     try {
-      value = untag(JSON.parse(execFileSync(dp, ["toml-decode"], { input: readFileSync(f), stdio: ["pipe", "pipe", "pipe"] })));
+      if (r.died) throw new Error(r.died);
+      if (r.code !== 0) throw new Error(r.err || `exit ${r.code}`);
+      value = untag(JSON.parse(r.out));
     } catch (e) {
-      io.out(`FAIL ${f}: not valid TOML (${String(e.stderr ?? e.message).trim().split("\n")[0]})\n`);
+      io.out(`FAIL ${f}: not valid TOML (${String(e.message).trim().split("\n")[0]})\n`);
       failed++;
       continue;
     }

@@ -23,10 +23,8 @@ setup() {
     B=${B:-build}
     DP=$B/drun-policy
     export NO_COLOR=1
-    tmp=$(mktemp -d "${TMPDIR:-/tmp}/drun-config-errors.XXXXXX")
+    tmp=$BATS_TEST_TMPDIR # made and removed by bats
 }
-
-teardown() { rm -rf "$tmp"; }
 
 # compile_fails NAME ID — exit 1, the first line "FILE:L:C: error: ... [ID]",
 # no artifact directory made

@@ -19,10 +19,8 @@ setup() {
     B=${B:-build}
     DP=$B/drun-policy
     export NO_COLOR=1
-    tmp=$(mktemp -d "${TMPDIR:-/tmp}/drun-cli.XXXXXX")
+    tmp=$BATS_TEST_TMPDIR # made and removed by bats
 }
-
-teardown() { rm -rf "$tmp"; }
 
 # fits CMD... — the output of CMD (stdout and stderr) is at most 24 lines of
 # at most 100 columns; it is left in $tmp/help

@@ -8,7 +8,8 @@
 // equal, integers and strings exactly, floats by value, date-times as
 // instants); an invalid case must exit exactly 1 with a message on stderr.
 //
-// The cases go through `toml-decode --batch`, --batch-size of them per
+// The cases go through `toml-decode --batch` (tests/lib/toml-batch.mjs, shared
+// with 21-toml-hostile and 72-schema), --batch-size of them per
 // process (a process start costs more than a decode, most of all under the
 // sanitizers), each answered with the exit status, stdout and stderr the
 // single command would give. What a batch cannot hide:
@@ -27,10 +28,10 @@
 //   node run.mjs --bin build/drun-policy --dir tests/toml-test/suite [--jobs N] [--only REGEX]
 //                [--batch-size N] [--agree-every N] [--single]
 
-import { spawn } from 'node:child_process';
 import { readFileSync, existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { decodeAll, exitText, stats } from '../lib/toml-batch.mjs';
 
 function parseArgs(argv) {
   const o = { bin: null, dir: null, jobs: Math.min(32, Math.max(2, cpus().length * 2)), only: null,
@@ -133,127 +134,11 @@ function cmp(want, have, path = '$') {
 }
 
 // ---- running the decoder ------------------------------------------------------
-
-const HANG_MS = 20000; // a process that answers nothing for this long is killed
+// tests/lib/toml-batch.mjs runs the batches, blames what a batch hides (a
+// process that dies, a report at exit) and takes the agreement sample.
 
 const versionArgs = (c) => (c.version === '1.0' ? ['--toml', '1.0'] : []);
 const caseInput = (o, c) => readFileSync(join(o.dir, 'tests', c.file));
-
-// An answer: { code, signal, out, err } as strings (what the checks read),
-// with outB and errB, the same bytes, for the byte-exact agreement check;
-// died: why the case failed whatever its answer says.
-const answer = (code, signal, outB, errB) =>
-  ({ code, signal, outB, errB, out: outB.toString('utf8'), err: errB.toString('utf8') });
-
-let processes = 0;
-
-// One case as its own process: `toml-decode [--toml 1.0]` with the case on stdin.
-function decode(o, c) {
-  processes++;
-  return new Promise((resolve) => {
-    const child = spawn(o.bin, ['toml-decode', ...versionArgs(c)], { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out = [], err = [];
-    const timer = setTimeout(() => child.kill('SIGKILL'), HANG_MS);
-    child.stdout.on('data', (d) => out.push(d));
-    child.stderr.on('data', (d) => err.push(d));
-    child.on('error', (e) => { clearTimeout(timer); resolve(answer(null, null, Buffer.alloc(0), Buffer.from(String(e)))); });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve(answer(code, signal, Buffer.concat(out), Buffer.concat(err)));
-    });
-    child.stdin.on('error', () => {}); // the decoder may exit before reading everything
-    child.stdin.end(caseInput(o, c));
-  });
-}
-
-// Moves the whole frames at the start of data ("STATUS OUTLEN ERRLEN\n", the
-// stdout bytes, the stderr bytes) into answers; returns the unfinished rest.
-// Throws on a header that is not one.
-function takeFrames(data, answers) {
-  let at = 0;
-  for (let nl; (nl = data.indexOf(10, at)) >= 0; ) {
-    const head = data.subarray(at, nl).toString('latin1');
-    const m = /^(\d+) (\d+) (\d+)$/.exec(head);
-    if (!m) throw new Error(`not a frame header: ${JSON.stringify(head.slice(0, 80))}`);
-    const body = nl + 1, mid = body + Number(m[2]), end = mid + Number(m[3]);
-    if (data.length < end) break;
-    answers.push(answer(Number(m[1]), null, data.subarray(body, mid), data.subarray(mid, end)));
-    at = end;
-  }
-  return data.subarray(at);
-}
-
-// One `toml-decode --batch` process over cases (all of one TOML version):
-// { answers (in order, maybe fewer than cases), code, signal, err (its own
-// stderr), bad (why its stdout could not be read, or null) }.
-function batch(o, cases) {
-  processes++;
-  return new Promise((resolve) => {
-    const child = spawn(o.bin, ['toml-decode', ...versionArgs(cases[0]), '--batch'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    const answers = [], err = [];
-    let rest = Buffer.alloc(0), bad = null, timer = null;
-    const arm = () => { clearTimeout(timer); timer = setTimeout(() => child.kill('SIGKILL'), HANG_MS); };
-    const done = (code, signal, e) => {
-      clearTimeout(timer);
-      if (!bad && rest.length) bad = `${rest.length} bytes of an unfinished answer`;
-      if (!bad && answers.length > cases.length) bad = `${answers.length} answers to ${cases.length} cases`;
-      resolve({ answers: answers.slice(0, cases.length), code, signal, err: e ?? Buffer.concat(err).toString('utf8'), bad });
-    };
-    arm();
-    child.stdout.on('data', (d) => {
-      if (bad) return;
-      const before = answers.length;
-      try { rest = takeFrames(rest.length ? Buffer.concat([rest, d]) : d, answers); } catch (e) { bad = e.message; child.kill('SIGKILL'); }
-      if (answers.length > before) arm();
-    });
-    child.stderr.on('data', (d) => err.push(d));
-    child.on('error', (e) => done(null, null, String(e)));
-    child.on('close', (code, signal) => done(code, signal));
-    child.stdin.on('error', () => {}); // a process that dies stops reading
-    const records = [];
-    for (const c of cases) { const input = caseInput(o, c); records.push(Buffer.from(`${input.length}\n`), input); }
-    child.stdin.end(Buffer.concat(records));
-  });
-}
-
-// A single run's sign that it is the one a batch's exit report is about.
-const alone = (r) => r.signal !== null || (r.code !== 0 && r.code !== 1) || /Sanitizer|runtime error:/.test(r.err);
-
-// Answers for cases (one TOML version, in order): batches until each case
-// has one. A batch that dies blames the case it did not answer and the rest
-// go on in a new batch; one that answers all but then fails (exit status,
-// stderr: LeakSanitizer's report at exit) has its cases run one by one.
-async function runBatch(o, cases) {
-  const res = [];
-  for (let todo = cases; todo.length; ) {
-    const b = await batch(o, todo);
-    res.push(...b.answers);
-    if (b.answers.length < todo.length) {
-      const why = b.bad ? `unreadable batch output (${b.bad})` : `the batch process ended on this case: ${exitText(b)}`;
-      res.push({ ...answer(b.code, b.signal, Buffer.alloc(0), Buffer.from(b.err)), died: why });
-      todo = todo.slice(b.answers.length + 1);
-      continue;
-    }
-    if (b.code !== 0 || b.signal || b.err !== '' || b.bad) {
-      const first = res.length - todo.length;
-      let blamed = 0;
-      for (let i = 0; i < todo.length; i++) {
-        const r = await decode(o, todo[i]);
-        if (alone(r)) { res[first + i] = { ...r, died: `a batch ended with ${exitText(b)} after its last answer; this case alone: ${exitText(r)}` }; blamed++; }
-      }
-      if (!blamed) {
-        const why = `a batch ended with ${exitText(b)} after answering its ${todo.length} cases, the last of them this one${b.bad ? ` (${b.bad})` : ''}; none shows it alone`;
-        res[res.length - 1] = { ...answer(b.code, b.signal, Buffer.alloc(0), Buffer.from(b.err)), died: why };
-      }
-    }
-    todo = [];
-  }
-  return res;
-}
-
-function exitText(r) {
-  return r.signal ? `killed by ${r.signal}` : r.code === null ? `did not run (${r.err.trim()})` : `exit ${r.code}`;
-}
 
 // The verdict on case c from its answer r.
 function judge(o, c, r) {
@@ -269,48 +154,6 @@ function judge(o, c, r) {
   const want = JSON.parse(readFileSync(join(o.dir, 'tests', c.file.replace(/\.toml$/, '.json')), 'utf8'));
   const diff = cmp(want, have);
   return diff ? { ok: false, why: diff, r } : { ok: true };
-}
-
-// Where the single command's answer s and the batch's b differ, or null.
-function disagree(s, b) {
-  if (s.code !== b.code || s.signal !== b.signal) return `single ${exitText(s)}, batch ${exitText(b)}`;
-  if (!s.outB.equals(b.outB)) return `stdout differs (single ${s.outB.length} bytes, batch ${b.outB.length})`;
-  if (!s.errB.equals(b.errB)) return `stderr differs (single ${s.errB.length} bytes, batch ${b.errB.length})`;
-  return null;
-}
-
-async function pool(items, n, fn) {
-  const results = new Array(items.length);
-  let next = 0;
-  const worker = async () => { while (next < items.length) { const i = next++; results[i] = await fn(items[i]); } };
-  await Promise.all(Array.from({ length: Math.min(n, items.length) }, worker));
-  return results;
-}
-
-// Every case's answer, in the order of cases: batches of --batch-size (each
-// of one version), or one process a case with --single.
-async function answers(o, cases) {
-  if (o.single) return pool(cases, o.jobs, (c) => decode(o, c));
-  const chunks = [];
-  for (let i = 0; i < cases.length; i++) {
-    const last = chunks.at(-1);
-    if (last && last.length < o.batchSize && last[0].version === cases[i].version) last.push(cases[i]);
-    else chunks.push([cases[i]]);
-  }
-  return (await pool(chunks, o.jobs, (ch) => runBatch(o, ch))).flat();
-}
-
-// The agreement sample: every agreeEvery-th case again as the single
-// command; a difference fails the case.
-async function agree(o, cases, res) {
-  if (o.single || !(o.agreeEvery > 0)) return 0;
-  const sample = cases.map((c, i) => i).filter((i) => i % o.agreeEvery === 0 && !res[i].died);
-  const singles = await pool(sample, o.jobs, (i) => decode(o, cases[i]));
-  sample.forEach((i, k) => {
-    const d = disagree(singles[k], res[i]);
-    if (d) res[i] = { ...res[i], died: `the single command and --batch disagree: ${d}`, err: singles[k].err || res[i].err };
-  });
-  return sample.length;
 }
 
 // ---- main ------------------------------------------------------------------------
@@ -331,8 +174,10 @@ for (const [version, list] of lists) {
 }
 
 const started = process.hrtime.bigint();
-const res = await answers(o, cases);
-const agreed = await agree(o, cases, res);
+const docs = cases.map((c) => ({ args: versionArgs(c), input: caseInput(o, c) }));
+const res = await decodeAll(o.bin, docs, { batchSize: o.batchSize, jobs: o.jobs, single: o.single,
+  agreeEvery: o.single ? 0 : o.agreeEvery });
+const agreed = stats.agreed ?? 0;
 const results = cases.map((c, i) => judge(o, c, res[i]));
 const counts = {};
 results.forEach((res, i) => {
@@ -354,6 +199,6 @@ for (const [version] of lists) {
   const v = counts[`${version} valid`] ?? { pass: 0, total: 0 }, inv = counts[`${version} invalid`] ?? { pass: 0, total: 0 };
   console.log(`# toml ${version}: valid ${v.pass}/${v.total}, invalid ${inv.pass}/${inv.total}`);
 }
-console.log(`# ${cases.length} cases in ${secs.toFixed(1)}s, ${processes} decoder processes` +
+console.log(`# ${cases.length} cases in ${secs.toFixed(1)}s, ${stats.processes} decoder processes` +
   (o.single ? ' (--single)' : `, ${agreed} cases also run as the single command and compared byte for byte`));
 process.exit(results.every((r) => r.ok) ? 0 : 1);
