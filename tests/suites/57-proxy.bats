@@ -28,12 +28,12 @@ setup_file() {
     cp "$ROOT/tests/helpers/proxy_client.py" "$T/ws2/pc.py"
     printf '127.0.0.1 localhost\n127.0.0.1 allowed.test\n127.0.0.1 other.test\n' > "$T/hosts"
     # two free ports
-    read -r HP SP < <(python3 -c 'import socket
+    read -r HP SP < <("${PYTHON3:-python3}" -c 'import socket
 s=[socket.socket() for _ in range(2)]
 [x.bind(("127.0.0.1",0)) for x in s]
 print(*[x.getsockname()[1] for x in s])')
     export HP SP
-    (cd "$T/www" && exec python3 -m http.server "$HP" --bind 0.0.0.0 > "$T/http.log" 2>&1) &
+    (cd "$T/www" && exec "${PYTHON3:-python3}" -m http.server "$HP" --bind 0.0.0.0 > "$T/http.log" 2>&1) &
     echo $! > "$T/http.pid"
     openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=allowed.test \
         -addext subjectAltName=DNS:allowed.test -keyout "$T/key.pem" -out "$T/ws/cert.pem" 2> /dev/null
@@ -242,7 +242,7 @@ TOML
     run sed -n '/^;; network/,/^$/p' "$T/out/policy.sb"
     [ "$output" = ";; network: only the runner's proxy for [network] command_domains (sandbox-exec -D PROXY_PORT=N, with HTTP_PROXY/HTTPS_PROXY=http://127.0.0.1:N)
 (allow network-outbound (remote tcp (string-append \"localhost:\" (param \"PROXY_PORT\"))))" ]
-    grep -q '"network.command_ports": \[443\]' "$T/out/policy.json" || python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["policy"]; assert p["network.command_ports"]==[443] and [e["value"] for e in p["network.command_domains"]]==["pypi.org","*.github.com"]' "$T/out/policy.json"
+    grep -q '"network.command_ports": \[443\]' "$T/out/policy.json" || "${PYTHON3:-python3}" -c 'import json,sys; d=json.load(open(sys.argv[1])); p=d["policy"]; assert p["network.command_ports"]==[443] and [e["value"] for e in p["network.command_domains"]]==["pypi.org","*.github.com"]' "$T/out/policy.json"
     # without command_domains: no network rule, no manifest keys
     rm -rf "$T/out0" && "$DP" compile "$T/none.toml" -o "$T/out0" "${facts[@]}"
     run ! grep -q 'network-outbound (remote tcp' "$T/out0/policy.sb"

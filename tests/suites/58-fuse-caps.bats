@@ -348,7 +348,7 @@ print(\"exchange-H\", libc.renameat2(-100, b\"H/HEAD\", -100, b\"B/y\", 2), ctyp
 @test "a tree of 250,000 entries starts (the mount plan refuses past 200,000)" {
     # made by the sandbox user itself when there is one (as own would leave
     # it): a chown -R of 250,000 entries cost more CPU than the rest of the test
-    python3 - "$T/ws/big" "$SBX" <<'EOF'
+    "${PYTHON3:-python3}" - "$T/ws/big" "$SBX" <<'EOF'
 import os, sys
 root = sys.argv[1]
 os.makedirs(root)

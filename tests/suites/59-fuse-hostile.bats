@@ -43,7 +43,7 @@ start_tarpit() {
     mkdir -p "$1"
     echo orig > "$T/ws/f"
     own
-    python3 "$ROOT/tests/helpers/fuse_tarpit.py" "$1" > "$T/pit.out" &
+    "${PYTHON3:-python3}" "$ROOT/tests/helpers/fuse_tarpit.py" "$1" > "$T/pit.out" &
     PIT=$!
     for _ in $(seq 100); do grep -q ready "$T/pit.out" 2> /dev/null && break; sleep 0.05; done
     grep -q ready "$T/pit.out"
@@ -71,7 +71,7 @@ our_mounts() { grep -c " $T/state/drun/run/fuse/" /proc/self/mountinfo || true; 
 @test "a create that meets a FIFO the host made meanwhile is refused, never opened: no worker blocks" {
     cp "$ROOT/tests/helpers/fifo_race.py" "$T/ws/"
     own
-    python3 "$ROOT/tests/helpers/fifo_race.py" host "$T/ws" "$T/stop" &
+    "${PYTHON3:-python3}" "$ROOT/tests/helpers/fifo_race.py" host "$T/ws" "$T/stop" &
     host=$!
     # a worker that opened such a FIFO as asked would wait for a reader: the
     # deadline would then end the run (125) instead of DONE and status 0

@@ -22,7 +22,7 @@ copy_tree() {
 }
 
 @test "the tree keeps its layers (known violations only)" {
-    run scripts/check-layers
+    run "${PYTHON3:-python3}" scripts/check-layers
     assert_success
     # (not refute_line: bats-assert's refute_line fails on an empty output)
     [ -z "$(grep -E '^(stale: )?[a-z]+/.*: (includes|declares)' <<< "$output")" ]
@@ -33,7 +33,7 @@ copy_tree() {
 @test "a backend including review code is an upward include" {
     copy_tree
     printf '#include "lint.h"\n' >> "$tmp/t/compiler/backends/bpf.c"
-    run scripts/check-layers "$tmp/t"
+    run "${PYTHON3:-python3}" scripts/check-layers "$tmp/t"
     assert_failure
     assert_line 'compiler/backends/bpf.c: includes compiler/review/lint.h, an upward include (backends is layer 4, review is layer 6)'
 }
@@ -41,7 +41,7 @@ copy_tree() {
 @test "policy including a backend is an upward include" {
     copy_tree
     printf '#include "bwrap.h"\n' >> "$tmp/t/compiler/policy/ppath.h"
-    run scripts/check-layers "$tmp/t"
+    run "${PYTHON3:-python3}" scripts/check-layers "$tmp/t"
     assert_failure
     assert_line --partial 'compiler/policy/ppath.h: includes compiler/backends/bwrap.h, an upward include'
 }
@@ -49,7 +49,7 @@ copy_tree() {
 @test "runtime reaching past drun_policy.h fails" {
     copy_tree
     printf '#include "lattice.h"\n' >> "$tmp/t/runtime/log.c"
-    run scripts/check-layers "$tmp/t"
+    run "${PYTHON3:-python3}" scripts/check-layers "$tmp/t"
     assert_failure
     assert_line 'runtime/log.c: includes compiler/lattice.h (core); runtime/ includes only compiler/drun_policy.h'
 }
@@ -57,7 +57,7 @@ copy_tree() {
 @test "two modules including each other are a circle" {
     copy_tree
     printf '#include "keys.h"\n' >> "$tmp/t/compiler/policy/policy.c" # keys.c includes policy.h
-    run scripts/check-layers "$tmp/t"
+    run "${PYTHON3:-python3}" scripts/check-layers "$tmp/t"
     assert_failure
     assert_line 'include circle: compiler/policy/keys -> compiler/policy/policy -> compiler/policy/keys'
 }
@@ -65,7 +65,7 @@ copy_tree() {
 @test "a fixed known violation is reported as stale" {
     copy_tree
     echo 'include circle: compiler/a -> compiler/b -> compiler/a' >> "$tmp/t/scripts/check-layers.known"
-    run scripts/check-layers "$tmp/t"
+    run "${PYTHON3:-python3}" scripts/check-layers "$tmp/t"
     assert_success
     assert_line --partial 'stale: include circle: compiler/a -> compiler/b -> compiler/a'
 }
@@ -74,7 +74,7 @@ copy_tree() {
     copy_tree
     # mcp.c includes server.h and tools.h (which includes server.h)
     printf '#include "mcp.h"\n' >> "$tmp/t/runtime/server.h"
-    run scripts/check-layers "$tmp/t"
+    run "${PYTHON3:-python3}" scripts/check-layers "$tmp/t"
     assert_failure
     assert_line 'include circle: runtime/mcp -> runtime/server -> runtime/mcp'
     assert_line 'include circle: runtime/mcp -> runtime/tools -> runtime/server -> runtime/mcp'
@@ -83,7 +83,7 @@ copy_tree() {
 @test "a header declaring a function under another module's prefix fails" {
     copy_tree
     printf 'bool path_has_glob(const char *s);\n' >> "$tmp/t/compiler/policy/glob.h"
-    run scripts/check-layers "$tmp/t"
+    run "${PYTHON3:-python3}" scripts/check-layers "$tmp/t"
     assert_failure
     assert_line "compiler/policy/glob.h: declares path_has_glob: path_ is not its module's prefix (glob_)"
 }
@@ -97,10 +97,10 @@ copy_tree() {
         >> "$tmp/t/compiler/policy/glob.h"
     printf 'int cmd_zz(void);\n' >> "$tmp/t/compiler/cli/cli.h"
     printf '#include "cli.h"\nint cmd_zz(void) { return 0; }\n' > "$tmp/t/compiler/cli/cmd_zz.c"
-    run scripts/check-layers "$tmp/t"
+    run "${PYTHON3:-python3}" scripts/check-layers "$tmp/t"
     assert_success
     printf 'int cmd_yy(void);\n' >> "$tmp/t/compiler/cli/cli.h" # defined nowhere: only cli_ fits
-    run scripts/check-layers "$tmp/t"
+    run "${PYTHON3:-python3}" scripts/check-layers "$tmp/t"
     assert_failure
     assert_line "compiler/cli/cli.h: declares cmd_yy: cmd_ is not its module's prefix (cli_)"
 }
@@ -109,14 +109,14 @@ copy_tree() {
     copy_tree
     local line="compiler/sandbox/fslayer.h: declares zz_one: zz_ is not its module's prefix (fslayer_)"
     printf 'void zz_one(void);\n' >> "$tmp/t/compiler/sandbox/fslayer.h"
-    run scripts/check-layers "$tmp/t"
+    run "${PYTHON3:-python3}" scripts/check-layers "$tmp/t"
     assert_failure
     assert_line "$line"
     echo "$line" >> "$tmp/t/scripts/check-layers.known"
-    run scripts/check-layers "$tmp/t"
+    run "${PYTHON3:-python3}" scripts/check-layers "$tmp/t"
     assert_success
     printf 'void zz_two(void);\n' >> "$tmp/t/compiler/sandbox/fslayer.h"
-    run scripts/check-layers "$tmp/t"
+    run "${PYTHON3:-python3}" scripts/check-layers "$tmp/t"
     assert_failure
     assert_line "compiler/sandbox/fslayer.h: declares zz_one, zz_two: zz_ is not its module's prefix (fslayer_)"
     assert_line --regexp '^stale: compiler/sandbox/fslayer.h: declares zz_one: '
