@@ -6,7 +6,7 @@
 // build under test: $B is build/ or build/san) and connect the official MCP
 // TypeScript SDK client to it over stdio or Streamable HTTP.
 
-import { spawn, execFile, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -81,23 +81,34 @@ export function writeRename(file, text) {
   fs.renameSync(tmp, file);
 }
 
-/** Processes whose command line contains marker (pgrep -f). */
+/** Processes whose command line matches the regular expression marker, as
+ * `pgrep -f marker` says: /proc/PID/cmdline with its NULs read as spaces (a
+ * zombie, with no command line, matches nothing; this process is left
+ * out, as pgrep leaves itself out). Read here rather than by
+ * running pgrep: the tests poll it every 50 ms, and a process started per
+ * poll cost seconds of CPU per suite. */
 export function pgrep(marker) {
-  try {
-    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
-  } catch {
-    return [];
+  const re = new RegExp(marker);
+  const out = [];
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue; // as pgrep, never itself
+    let cmd;
+    try {
+      cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (cmd && re.test(cmd.replace(/\0$/, '').replace(/\0/g, ' '))) out.push(pid);
   }
+  return out;
 }
 
-/** pgrep without blocking the event loop: for polls that run beside HTTP
- * clients (a blocked loop runs undici's keep-alive timers late, and a
- * request sent on an idle socket the server has just cut fails). */
-export function pgrepAsync(marker) {
-  return new Promise((resolve) => {
-    execFile('pgrep', ['-f', marker], { encoding: 'utf8' }, (err, out) =>
-      resolve(err ? [] : out.trim().split('\n').filter(Boolean)));
-  });
+/** pgrep for polls that run beside HTTP clients: the same scan, which takes
+ * a few milliseconds and so never holds up undici's keep-alive timers (a
+ * blocked loop runs them late, and a request sent on an idle socket the
+ * server has just cut fails). */
+export async function pgrepAsync(marker) {
+  return pgrep(marker);
 }
 
 /** Waits until fn() is truthy or ms pass; returns the last value. */
