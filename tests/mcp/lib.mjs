@@ -26,7 +26,18 @@ export const BIN = path.resolve(ROOT, B, 'drun-mcp');
  * process count (RLIMIT_NPROC is per uid) gets a uid of its own, so it can
  * run beside the other suites (tests/run: "alone unless root"). */
 export const SBX_ARGS = process.env.DRUN_TEST_SANDBOX_USER && process.getuid() === 0
-  ? ['--sandbox-user', process.env.DRUN_TEST_SANDBOX_USER] : [];
+  ? ['--sandbox-user', fileSandboxUser(process.env.DRUN_TEST_SANDBOX_USER)] : [];
+
+/* 60-mcp runs two test files at once (node --test --test-concurrency=2):
+ * each file's sandboxes get a uid of their own, UID + 1..997 from the file's
+ * name, so that one file's sandboxes never count against another's process
+ * limit either. */
+function fileSandboxUser(spec) {
+  const [uid, gid] = spec.split(':').map(Number);
+  let h = 0;
+  for (const c of path.basename(process.argv[1] || '')) h = (h * 31 + c.charCodeAt(0)) % 997;
+  return `${uid + 1 + h}:${gid + 1 + h}`;
+}
 export const TRANSPORTS = ['stdio', 'http'];
 
 /* drun-mcp refuses a state dir that another user could swap (an ancestor
