@@ -5,12 +5,12 @@
 // inside could not do, at the workspace root and below, and name the
 // deciding rule. Every refusal is checked on the HOST: the file under the
 // state dir is absent or unchanged.
-import test from 'node:test';
+import test, { after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { TRANSPORTS, giveToSandbox, withServer } from './lib.mjs';
+import { TRANSPORTS, giveToSandbox, start } from './lib.mjs';
 
 const CONFIG = `# files-policy test
 [filesystem]
@@ -21,6 +21,26 @@ deny_write = ["**/secret.txt"]
 `;
 const DEPTHS = ['', 'sub/', 'sub/deeper/'];
 
+
+/* One server per transport under CONFIG: every test makes a session of its
+ * own on it and checks that session's workspace on the host. A server costs
+ * two processes and, under ASan, a third of a CPU second to start and stop.
+ * They stop after the file's last test: a sanitizer report then fails the
+ * file. */
+const shared = {};
+async function withServer(T, fn) {
+  shared[T] ??= start(T, { config: CONFIG });
+  const srv = await shared[T];
+  try {
+    return await fn(srv);
+  } catch (e) {
+    e.message += `\n--- drun-mcp stderr ---\n${srv.stderr().slice(-3000)}`;
+    throw e;
+  }
+}
+after(async () => {
+  for (const srv of Object.values(shared)) await (await srv).close();
+});
 
 /** Calls a tool that must be refused; returns the result's text. */
 async function refused(srv, name, args) {
@@ -41,7 +61,7 @@ function host(ws, rel) {
 
 for (const T of TRANSPORTS) {
   test(`${T}: session_write_file refuses deny_write, deny_read and [protect] paths at every depth; the host is untouched`, async () => {
-    await withServer(T, { config: CONFIG }, async (srv) => {
+    await withServer(T, async (srv) => {
       const { session_id, workspace: ws } = await srv.call('create_session', {});
       for (const d of DEPTHS) {
         // never existed: refused and still absent
@@ -85,7 +105,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: a write that would create an entry in a read-only directory is refused (docs is read, docs/out write)`, async () => {
-    await withServer(T, { config: CONFIG }, async (srv) => {
+    await withServer(T, async (srv) => {
       const { session_id, workspace: ws } = await srv.call('create_session', {});
       // docs missing: creating it in the workspace would be fine, but not docs/x
       let text = await refused(srv, 'session_write_file', { session_id, path: 'docs/x.txt', content: 'x' });
@@ -110,7 +130,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: session_read_file refuses deny_read paths at every depth without their content; others read`, async () => {
-    await withServer(T, { config: CONFIG }, async (srv) => {
+    await withServer(T, async (srv) => {
       const { session_id, workspace: ws } = await srv.call('create_session', {});
       for (const d of DEPTHS) {
         fs.mkdirSync(path.join(ws, d, '.git/hooks'), { recursive: true });
@@ -139,7 +159,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: session_list_files shows neither hidden paths nor placeholders, at every depth`, async () => {
-    await withServer(T, { config: CONFIG }, async (srv) => {
+    await withServer(T, async (srv) => {
       const { session_id, workspace: ws } = await srv.call('create_session', {});
       for (const d of DEPTHS) {
         fs.mkdirSync(path.join(ws, d), { recursive: true });
@@ -176,7 +196,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: after real commands, no placeholder a run left is listed, and none is "Replaced"`, async () => {
-    await withServer(T, { config: CONFIG }, async (srv) => {
+    await withServer(T, async (srv) => {
       const { session_id } = await srv.call('create_session', {});
       for (let i = 0; i < 3; i++) {
         await srv.call('session_bash', { session_id, command: 'mkdir -p sub && echo hi > sub/a.txt' });

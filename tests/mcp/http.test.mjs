@@ -2,7 +2,7 @@
 // fetch: Accept (406), Content-Type (415), Mcp-Session-Id (400/404), DELETE,
 // MCP-Protocol-Version (400), Origin and Host (403: DNS rebinding), the
 // bearer token (401), GET (405), notifications (202), the body cap (413).
-import test from 'node:test';
+import test, { after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 
@@ -55,8 +55,28 @@ async function withHttp(opts, fn) {
   }
 }
 
+/* The tests with the server's defaults share one server: each opens MCP
+ * sessions of its own on it (initSession), and none counts or limits them.
+ * A server costs two processes and, under ASan, a third of a CPU second;
+ * the body cap and the token keep servers of their own. It stops after the
+ * file's last test: a sanitizer report then fails the file. */
+let shared = null;
+async function withSharedHttp(fn) {
+  shared ??= start('http', { config: '' });
+  const srv = await shared;
+  try {
+    return await fn(srv, srv.url);
+  } catch (e) {
+    e.message += `\n--- drun-mcp stderr ---\n${srv.stderr().slice(-3000)}`;
+    throw e;
+  }
+}
+after(async () => {
+  if (shared) await (await shared).close();
+});
+
 test('http: initialize issues an Mcp-Session-Id that later requests must carry', async () => {
-  await withHttp({}, async (srv, url) => {
+  await withSharedHttp(async (srv, url) => {
     const sid = await initSession(url);
     const ok = await post(url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-11-25' });
     assert.equal(ok.status, 200);
@@ -71,7 +91,7 @@ test('http: initialize issues an Mcp-Session-Id that later requests must carry',
 });
 
 test('http: DELETE ends the MCP session', async () => {
-  await withHttp({}, async (srv, url) => {
+  await withSharedHttp(async (srv, url) => {
     const sid = await initSession(url);
     assert.equal((await fetch(url, { method: 'DELETE' })).status, 400);
     const del = await fetch(url, { method: 'DELETE', headers: { 'Mcp-Session-Id': sid } });
@@ -83,7 +103,7 @@ test('http: DELETE ends the MCP session', async () => {
 });
 
 test('http: Accept must list application/json and text/event-stream (406)', async () => {
-  await withHttp({}, async (srv, url) => {
+  await withSharedHttp(async (srv, url) => {
     assert.equal((await post(url, INIT(1), { Accept: 'application/json' })).status, 406);
     assert.equal((await post(url, INIT(1), { Accept: 'text/html' })).status, 406);
     assert.equal((await post(url, INIT(1), { Accept: '*/*' })).status, 200);
@@ -92,7 +112,7 @@ test('http: Accept must list application/json and text/event-stream (406)', asyn
 });
 
 test('http: Content-Type must be application/json (415)', async () => {
-  await withHttp({}, async (srv, url) => {
+  await withSharedHttp(async (srv, url) => {
     assert.equal((await post(url, INIT(1), { 'Content-Type': 'text/plain' })).status, 415);
     assert.equal((await post(url, INIT(1), { 'Content-Type': 'application/jsonx' })).status, 415);
     assert.equal((await post(url, INIT(1), { 'Content-Type': 'application/json; charset=utf-8' })).status, 200);
@@ -100,7 +120,7 @@ test('http: Content-Type must be application/json (415)', async () => {
 });
 
 test('http: a foreign Origin or Host is refused with 403 (DNS rebinding)', async () => {
-  await withHttp({}, async (srv, url) => {
+  await withSharedHttp(async (srv, url) => {
     const port = new URL(url).port;
     for (const origin of ['http://evil.example', `http://evil.example:${port}`, 'null',
       `https://127.0.0.1:${port}`, `http://127.0.0.1:${Number(port) + 1}`]) {
@@ -119,7 +139,7 @@ test('http: a foreign Origin or Host is refused with 403 (DNS rebinding)', async
 });
 
 test('http: MCP-Protocol-Version is checked (400 when unsupported)', async () => {
-  await withHttp({}, async (srv, url) => {
+  await withSharedHttp(async (srv, url) => {
     const sid = await initSession(url);
     const ping = (v) => post(url, { jsonrpc: '2.0', id: 9, method: 'ping' }, { 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': v });
     assert.equal((await ping('1999-01-01')).status, 400);
@@ -129,7 +149,7 @@ test('http: MCP-Protocol-Version is checked (400 when unsupported)', async () =>
 });
 
 test('http: GET offers no stream (405), other paths 404, notifications 202, bad JSON 400', async () => {
-  await withHttp({}, async (srv, url) => {
+  await withSharedHttp(async (srv, url) => {
     const g = await fetch(url, { headers: { Accept: 'text/event-stream' } });
     assert.equal(g.status, 405);
     assert.match(g.headers.get('allow'), /POST/);
@@ -172,7 +192,7 @@ test('http: with --token-file every request needs the bearer token (401), compar
 });
 
 test('http: a progress token turns a tools/call response into an event stream', async () => {
-  await withHttp({}, async (srv, url) => {
+  await withSharedHttp(async (srv, url) => {
     const sid = await initSession(url);
     const h = { 'Mcp-Session-Id': sid };
     const cs = await (await post(url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'create_session', arguments: {} } }, h)).json();
@@ -195,7 +215,7 @@ test('http: a progress token turns a tools/call response into an event stream', 
 // not, comes with 200 — whatever the error, and on both transports the same
 // code (protocol.test.mjs checks stdio).
 test('http: a JSON-RPC error to a well-formed request comes with 200; only an unusable message gets 400', async () => {
-  await withHttp({}, async (srv, url) => {
+  await withSharedHttp(async (srv, url) => {
     const sid = await initSession(url);
     const h = { 'Mcp-Session-Id': sid };
     const cases = [
@@ -221,7 +241,7 @@ test('http: a JSON-RPC error to a well-formed request comes with 200; only an un
 });
 
 test('http: a second initialize on an MCP session is refused with -32600 and makes no new session', async () => {
-  await withHttp({}, async (srv, url) => {
+  await withSharedHttp(async (srv, url) => {
     const sid = await initSession(url);
     const r = await post(url, INIT(2), { 'Mcp-Session-Id': sid });
     assert.equal(r.status, 200);

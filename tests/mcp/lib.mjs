@@ -6,7 +6,7 @@
 // build under test: $B is build/ or build/san) and connect the official MCP
 // TypeScript SDK client to it over stdio or Streamable HTTP.
 
-import { spawn, execFile, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,7 +26,18 @@ export const BIN = path.resolve(ROOT, B, 'drun-mcp');
  * process count (RLIMIT_NPROC is per uid) gets a uid of its own, so it can
  * run beside the other suites (tests/run: "alone unless root"). */
 export const SBX_ARGS = process.env.DRUN_TEST_SANDBOX_USER && process.getuid() === 0
-  ? ['--sandbox-user', process.env.DRUN_TEST_SANDBOX_USER] : [];
+  ? ['--sandbox-user', fileSandboxUser(process.env.DRUN_TEST_SANDBOX_USER)] : [];
+
+/* 60-mcp runs two test files at once (node --test --test-concurrency=2):
+ * each file's sandboxes get a uid of their own, UID + 1..997 from the file's
+ * name, so that one file's sandboxes never count against another's process
+ * limit either. */
+function fileSandboxUser(spec) {
+  const [uid, gid] = spec.split(':').map(Number);
+  let h = 0;
+  for (const c of path.basename(process.argv[1] || '')) h = (h * 31 + c.charCodeAt(0)) % 997;
+  return `${uid + 1 + h}:${gid + 1 + h}`;
+}
 export const TRANSPORTS = ['stdio', 'http'];
 
 /* drun-mcp refuses a state dir that another user could swap (an ancestor
@@ -81,23 +92,34 @@ export function writeRename(file, text) {
   fs.renameSync(tmp, file);
 }
 
-/** Processes whose command line contains marker (pgrep -f). */
+/** Processes whose command line matches the regular expression marker, as
+ * `pgrep -f marker` says: /proc/PID/cmdline with its NULs read as spaces (a
+ * zombie, with no command line, matches nothing; this process is left
+ * out, as pgrep leaves itself out). Read here rather than by
+ * running pgrep: the tests poll it every 50 ms, and a process started per
+ * poll cost seconds of CPU per suite. */
 export function pgrep(marker) {
-  try {
-    return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
-  } catch {
-    return [];
+  const re = new RegExp(marker);
+  const out = [];
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue; // as pgrep, never itself
+    let cmd;
+    try {
+      cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'latin1');
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (cmd && re.test(cmd.replace(/\0$/, '').replace(/\0/g, ' '))) out.push(pid);
   }
+  return out;
 }
 
-/** pgrep without blocking the event loop: for polls that run beside HTTP
- * clients (a blocked loop runs undici's keep-alive timers late, and a
- * request sent on an idle socket the server has just cut fails). */
-export function pgrepAsync(marker) {
-  return new Promise((resolve) => {
-    execFile('pgrep', ['-f', marker], { encoding: 'utf8' }, (err, out) =>
-      resolve(err ? [] : out.trim().split('\n').filter(Boolean)));
-  });
+/** pgrep for polls that run beside HTTP clients: the same scan, which takes
+ * a few milliseconds and so never holds up undici's keep-alive timers (a
+ * blocked loop runs them late, and a request sent on an idle socket the
+ * server has just cut fails). */
+export async function pgrepAsync(marker) {
+  return pgrep(marker);
 }
 
 /** Waits until fn() is truthy or ms pass; returns the last value. */

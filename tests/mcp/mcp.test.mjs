@@ -3,7 +3,7 @@
 // huge output, reload on edit (in-place and rename writers), a broken config
 // keeping the last good policy, session isolation, the env allowlist,
 // cancellation and progress.
-import test from 'node:test';
+import test, { after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,9 +24,32 @@ const TOOLS = [
 
 const bash = (srv, sid, command, extra = {}) => srv.call('session_bash', { session_id: sid, command, ...extra });
 
+/* One server per transport, under bash_timeout_ms = 60000, for the tests
+ * that ask nothing of the server itself: each makes its own sessions on it
+ * and checks what it checked on a server of its own. A server costs two
+ * processes and, under ASan, a third of a CPU second to start and stop; the
+ * tests where the config, a limit, a reload, an env, startup or closing is
+ * the point keep a fresh one (withServer). The shared ones stop after the
+ * file's last test: a sanitizer report then fails the file. */
+const SHARED_CONFIG = 'bash_timeout_ms = 60000\n';
+const shared = {};
+async function withShared(T, fn) {
+  shared[T] ??= start(T, { config: SHARED_CONFIG });
+  const srv = await shared[T];
+  try {
+    return await fn(srv);
+  } catch (e) {
+    e.message += `\n--- drun-mcp stderr ---\n${srv.stderr().slice(-3000)}`;
+    throw e;
+  }
+}
+after(async () => {
+  for (const srv of Object.values(shared)) await (await srv).close();
+});
+
 for (const T of TRANSPORTS) {
   test(`${T}: initialize negotiates 2025-11-25 and lists the tools with schemas`, async () => {
-    await withServer(T, { config: 'bash_timeout_ms = 5000\n' }, async (srv) => {
+    await withShared(T, async (srv) => {
       assert.equal(srv.client.getServerVersion().name, 'drun-mcp');
       assert.ok(srv.client.getServerCapabilities().tools);
       const { tools } = await srv.client.listTools();
@@ -64,7 +87,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: session_bash runs under the sandbox in the workspace`, async () => {
-    await withServer(T, { config: 'bash_timeout_ms = 20000\n' }, async (srv) => {
+    await withShared(T, async (srv) => {
       const s = await srv.call('create_session', {});
       const r = await bash(srv, s.session_id, 'echo out; echo err >&2; pwd; id -u; exit 7');
       assert.equal(r.exit_code, 7);
@@ -87,7 +110,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: files round-trip through write, read and list (text and binary)`, async () => {
-    await withServer(T, { config: '' }, async (srv) => {
+    await withShared(T, async (srv) => {
       const { session_id } = await srv.call('create_session', {});
       const w = await srv.call('session_write_file', { session_id, path: 'src/deep/a.txt', content: 'héllo\n' });
       assert.equal(w.bytes, 7);
@@ -121,7 +144,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: paths that would leave the workspace are refused`, async () => {
-    await withServer(T, { config: '' }, async (srv) => {
+    await withShared(T, async (srv) => {
       const { session_id, workspace } = await srv.call('create_session', {});
       await bash(srv, session_id, 'ln -s /etc/passwd link && ln -s / rootlink && ln -s .. up && mkdir d && mkfifo d/fifo');
       for (const p of ['../x', '/etc/passwd', 'a/../../x', '..', 'a/..']) {
@@ -144,7 +167,7 @@ for (const T of TRANSPORTS) {
 
   test(`${T}: a timeout kills the whole process group`, async () => {
     const marker = `31.${process.pid}${T === 'http' ? 1 : 2}`;
-    await withServer(T, { config: 'bash_timeout_ms = 60000\n' }, async (srv) => {
+    await withShared(T, async (srv) => {
       const { session_id } = await srv.call('create_session', {});
       const t0 = Date.now();
       const r = await bash(srv, session_id, `sleep ${marker} & sleep ${marker}; echo never`, { timeout_ms: 700 });
@@ -159,7 +182,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: binary and invalid UTF-8 output stays valid JSON with the exact bytes in base64`, async () => {
-    await withServer(T, { config: '' }, async (srv) => {
+    await withShared(T, async (srv) => {
       const { session_id } = await srv.call('create_session', {});
       const r = await bash(srv, session_id, "printf 'ok\\377\\376\\000end'; printf '\\300\\200' >&2");
       assert.equal(r.stdout, 'ok\ufffd\ufffd\ufffdend');
@@ -176,7 +199,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: a huge output is capped at 1 MiB and counted`, async () => {
-    await withServer(T, { config: '' }, async (srv) => {
+    await withShared(T, async (srv) => {
       const { session_id } = await srv.call('create_session', {});
       const r = await bash(srv, session_id, "head -c 6000000 /dev/zero | tr '\\0' a; echo done >&2");
       assert.equal(r.exit_code, 0);
@@ -262,7 +285,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: sessions are isolated from each other`, async () => {
-    await withServer(T, { config: '' }, async (srv) => {
+    await withShared(T, async (srv) => {
       const a = await srv.call('create_session', {});
       const b = await srv.call('create_session', {});
       await srv.call('session_write_file', { session_id: a.session_id, path: 'secret.txt', content: 'only a' });
@@ -307,7 +330,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: arguments are validated against the input schema`, async () => {
-    await withServer(T, { config: '' }, async (srv) => {
+    await withShared(T, async (srv) => {
       const { session_id } = await srv.call('create_session', {});
       assert.match(await srv.fail('session_bash', {}), /arguments\.session_id is required/);
       assert.match(await srv.fail('session_bash', { session_id, command: 'true', bogus: 1 }), /arguments\.bogus is not a known argument/);
@@ -335,7 +358,7 @@ for (const T of TRANSPORTS) {
 
   test(`${T}: cancelling a call kills the command's process group`, async () => {
     const marker = `41.${process.pid}${T === 'http' ? 1 : 2}`;
-    await withServer(T, { config: 'bash_timeout_ms = 60000\n' }, async (srv) => {
+    await withShared(T, async (srv) => {
       const { session_id } = await srv.call('create_session', {});
       const ac = new AbortController();
       const p = srv.callRaw('session_bash', { session_id, command: `sleep ${marker} & sleep ${marker}` }, { signal: ac.signal });
@@ -349,7 +372,7 @@ for (const T of TRANSPORTS) {
   });
 
   test(`${T}: a long command sends progress notifications`, async () => {
-    await withServer(T, { config: 'bash_timeout_ms = 60000\n' }, async (srv) => {
+    await withShared(T, async (srv) => {
       const { session_id } = await srv.call('create_session', {});
       const seen = [];
       const r = await srv.callRaw('session_bash', { session_id, command: 'sleep 2.6; echo finished' },
@@ -378,7 +401,7 @@ for (const T of TRANSPORTS) {
 }
 
 test('stdio: requests are answered concurrently (ping while a command runs)', async () => {
-  await withServer('stdio', { config: 'bash_timeout_ms = 60000\n' }, async (srv) => {
+  await withShared('stdio', async (srv) => {
     const { session_id } = await srv.call('create_session', {});
     const slow = bash(srv, session_id, 'sleep 1.5; echo slow');
     await sleep(200);

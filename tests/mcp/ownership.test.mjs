@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { rawStdio, INIT, sessionDirs } from './lib.mjs';
+import { INIT, sessionDirs, tmpdir } from './lib.mjs';
 import { initSession, post, sdkClient, spawnHttp } from './rawhttp.mjs';
 
 const TOK_A = 'principal-A-0123456789abcdef';
@@ -101,9 +101,7 @@ test('ownership: two tokens are two principals that never see or use each other\
 });
 
 test('ownership: a token file with a short token is refused at start, naming the line', async () => {
-  const s = rawStdio();
-  await s.end();
-  const dir = s.dir;
+  const dir = tmpdir('raw-');
   const tf = path.join(dir, 'tokens');
   fs.writeFileSync(tf, `# comment\n${TOK_A}\n\nshort\n`, { mode: 0o600 });
   const { spawnSync } = await import('node:child_process');
