@@ -28,7 +28,7 @@ const seen = []; // paths the local server was asked for
 
 function buildWheel(out) {
   // the smallest wheel pip installs: a module, METADATA, WHEEL, RECORD
-  execFileSync('python3', ['-c', `
+  execFileSync(process.env.PYTHON3 || 'python3', ['-c', `
 import zipfile, sys
 w = zipfile.ZipFile(sys.argv[1], "w")
 w.writestr("demo_pkg/__init__.py", "VALUE = 'from-the-local-index'\\n")
