@@ -21,7 +21,7 @@ source "$BATS_TEST_DIRNAME/../lib/bats.bash" # bats-support, bats-assert
 
 # as a newcomer types them: nothing inherited from the make running this suite
 # (bounded: a hung build or suite fails here instead of stalling CI)
-newcomer() { env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS -u B -u ROOT -u SAN DRUN_FRESH_CLONE=1 timeout 1200 bash -c "$1"; }
+newcomer() { env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS -u B -u ROOT -u SAN -u TEST_SLOTS -u TEST_JOBS DRUN_FRESH_CLONE=1 timeout 1200 bash -c "$1"; }
 
 why_skip() {
     # Never recursively: inside a clone's own test run this suite skips itself
