@@ -24,8 +24,9 @@
  *       is the delay or uffd run above in full (a fresh feeder, a fresh
  *       bwrap, WS/weak and WS/full removed before it, everything reaped or
  *       killed after it), framed as "begin I ARG" ... "end I ARG weak=W
- *       full=F stuck=N" (W, F: the marks after this kill, 0 or 1), so that
- *       each answer is tied to its kill. PK_BUDGET=SECONDS: no kill starts
+ *       full=F stuck=N" (W, F: the marks after this kill, 0 or 1; the end
+ *       line after an empty one), so that each answer is tied to its
+ *       kill. PK_BUDGET=SECONDS: no kill starts
  *       past that many seconds (the rest are left out, each said as
  *       "skipped I ARG").
  *
@@ -373,7 +374,9 @@ static void many_kills(run_t *r, const char *ws, char **args, int n)
         printf("begin %d %s\n", i + 1, args[i]);
         r->arg = args[i];
         int stuck = one_kill(r);
-        printf("end %d %s weak=%d full=%d stuck=%d\n", i + 1, args[i], mark_is(wfd, "weak"), mark_is(wfd, "full"), stuck);
+        /* on a line of its own: a bwrap killed mid-message ("bwrap: ") leaves no newline */
+        printf("\nend %d %s weak=%d full=%d stuck=%d\n", i + 1, args[i], mark_is(wfd, "weak"), mark_is(wfd, "full"),
+               stuck);
     }
     fflush(stdout);
     close(wfd);
