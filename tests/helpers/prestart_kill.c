@@ -18,6 +18,17 @@
  *       a page boundary. "detached": the feeder is a forked child, not
  *       bwrap's parent (no death signal reaches bwrap: it sees only the end
  *       of the pipe), as with a setuid bwrap, which drops PR_SET_PDEATHSIG.
+ *   prestart_kill POLICY WS SCRATCH delays NS...
+ *   prestart_kill POLICY WS SCRATCH uffds attached|detached PAGE|deny...
+ *       many kills, one after another, from one policy compiled once: each
+ *       is the delay or uffd run above in full (a fresh feeder, a fresh
+ *       bwrap, WS/weak and WS/full removed before it, everything reaped or
+ *       killed after it), framed as "begin I ARG" ... "end I ARG weak=W
+ *       full=F stuck=N" (W, F: the marks after this kill, 0 or 1; the end
+ *       line after an empty one), so that each answer is tied to its
+ *       kill. PK_BUDGET=SECONDS: no kill starts
+ *       past that many seconds (the rest are left out, each said as
+ *       "skipped I ARG").
  *
  * The command (sh) writes WS/full when WS/secret/key is hidden from it,
  * WS/weak when it can read it (a vector cut before that deny), and says so
@@ -42,6 +53,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -69,9 +81,17 @@ static _Noreturn void die(const char *what, const char *err)
 
 static long long kill_at;
 
+/* Sleeps to 2 ms short of the instant, then spins to it: as fine as a
+ * spin (a sleep alone wakes late), without burning a core for the whole
+ * delay (up to half a second a kill, a good part of the suite's CPU). */
 static void *delay_killer(void *arg)
 {
     (void)arg;
+    long long wake = kill_at - 2000000;
+    if (wake > now_ns()) {
+        struct timespec ts = {(time_t)(wake / 1000000000LL), (long)(wake % 1000000000LL)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
+    }
     while (now_ns() < kill_at) {} /* spin: finer than a sleep */
     kill(getpid(), SIGKILL);
     return NULL;
@@ -306,16 +326,81 @@ static void feeder(run_t *r)
     reap_all();
 }
 
+/* One kill: a fresh feeder (and bwrap) for r, then everything it left
+ * reaped, or killed when stuck; the number killed. */
+static int one_kill(run_t *r)
+{
+    fflush(stdout);
+    pid_t f = fork();
+    if (f < 0) die("fork", NULL);
+    if (f == 0) {
+        feeder(r);
+        fflush(stdout);
+        _exit(0);
+    }
+    int st;
+    while (waitpid(f, &st, 0) < 0 && errno == EINTR) {}
+    reap_for(3);
+    int stuck = kill_children();
+    reap_all();
+    return stuck;
+}
+
+/* Is WS/name there (through the kept fd of WS: the sandbox could write WS)? */
+static int mark_is(int ws, const char *name)
+{
+    struct stat sb;
+    return fstatat(ws, name, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static void mark_clear(int ws, const char *name)
+{
+    if (unlinkat(ws, name, 0) != 0 && errno != ENOENT) die("unlink mark", NULL);
+}
+
+/* Many kills of one mode ("delay" or "uffd"), one per argument. */
+static void many_kills(run_t *r, const char *ws, char **args, int n)
+{
+    int wfd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (wfd < 0) die(ws, NULL);
+    const char *b = getenv("PK_BUDGET");
+    long long end = b ? now_ns() + atoll(b) * 1000000000LL : 0;
+    for (int i = 0; i < n; i++) {
+        if (end && now_ns() > end) {
+            printf("skipped %d %s\n", i + 1, args[i]);
+            continue;
+        }
+        mark_clear(wfd, "weak"), mark_clear(wfd, "full");
+        printf("begin %d %s\n", i + 1, args[i]);
+        r->arg = args[i];
+        int stuck = one_kill(r);
+        /* on a line of its own: a bwrap killed mid-message ("bwrap: ") leaves no newline */
+        printf("\nend %d %s weak=%d full=%d stuck=%d\n", i + 1, args[i], mark_is(wfd, "weak"), mark_is(wfd, "full"),
+               stuck);
+    }
+    fflush(stdout);
+    close(wfd);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: prestart_kill POLICY WS SCRATCH dump|time|delay NS|uffd PAGE|deny [detached]\n");
+        fprintf(stderr, "usage: prestart_kill POLICY WS SCRATCH dump|time|delay NS|uffd PAGE|deny [detached]\n"
+                        "       prestart_kill POLICY WS SCRATCH delays NS...|uffds attached|detached PAGE|deny...\n");
         return 2;
     }
     run_t r = {0};
     r.mode = argv[4];
     r.arg = argc > 5 ? argv[5] : "0";
     r.detached = argc > 6 && !strcmp(argv[6], "detached");
+    char **many = NULL;
+    int nmany = 0;
+    if (!strcmp(r.mode, "delays")) {
+        r.mode = "delay", many = argv + 5, nmany = argc - 5;
+    } else if (!strcmp(r.mode, "uffds")) {
+        if (argc < 6) die("uffds", "attached or detached?");
+        r.mode = "uffd", r.detached = !strcmp(argv[5], "detached"), many = argv + 6, nmany = argc - 6;
+    }
     diag_list_t d = {0};
     char *err = NULL;
     policy_t *p = policy_load(argv[1], &d, &err);
@@ -330,20 +415,12 @@ int main(int argc, char **argv)
     r.x = (sbx_exec_t){argv[2], argv[3], cmd, -1, 1, 2, false, NULL, NULL, false, NULL, -1, -1};
     /* every process below us comes back to us when its parent dies */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) die("subreaper", NULL);
-    fflush(stdout);
-    pid_t f = fork();
-    if (f < 0) die("fork", NULL);
-    if (f == 0) {
-        feeder(&r);
-        fflush(stdout);
-        _exit(0);
+    if (many) {
+        many_kills(&r, argv[2], many, nmany);
+    } else {
+        int stuck = one_kill(&r);
+        if (stuck) printf("stuck %d\n", stuck);
     }
-    int st;
-    while (waitpid(f, &st, 0) < 0 && errno == EINTR) {}
-    reap_for(3);
-    int stuck = kill_children();
-    if (stuck) printf("stuck %d\n", stuck);
-    reap_all();
     sandbox_free(r.s);
     policy_free(p);
     diag_list_free(&d);
