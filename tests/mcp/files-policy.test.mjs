@@ -5,12 +5,12 @@
 // inside could not do, at the workspace root and below, and name the
 // deciding rule. Every refusal is checked on the HOST: the file under the
 // state dir is absent or unchanged.
-import test, { after } from 'node:test';
+import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { TRANSPORTS, giveToSandbox, start } from './lib.mjs';
+import { TRANSPORTS, giveToSandbox, sharedServers } from './lib.mjs';
 
 const CONFIG = `# files-policy test
 [filesystem]
@@ -22,25 +22,9 @@ deny_write = ["**/secret.txt"]
 const DEPTHS = ['', 'sub/', 'sub/deeper/'];
 
 
-/* One server per transport under CONFIG: every test makes a session of its
- * own on it and checks that session's workspace on the host. A server costs
- * two processes and, under ASan, a third of a CPU second to start and stop.
- * They stop after the file's last test: a sanitizer report then fails the
- * file. */
-const shared = {};
-async function withServer(T, fn) {
-  shared[T] ??= start(T, { config: CONFIG });
-  const srv = await shared[T];
-  try {
-    return await fn(srv);
-  } catch (e) {
-    e.message += `\n--- drun-mcp stderr ---\n${srv.stderr().slice(-3000)}`;
-    throw e;
-  }
-}
-after(async () => {
-  for (const srv of Object.values(shared)) await (await srv).close();
-});
+/* One server per transport under CONFIG (sharedServers): every test makes a
+ * session of its own on it and checks that session's workspace on the host. */
+const withServer = sharedServers({ config: CONFIG });
 
 /** Calls a tool that must be refused; returns the result's text. */
 async function refused(srv, name, args) {

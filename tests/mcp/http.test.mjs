@@ -2,11 +2,11 @@
 // fetch: Accept (406), Content-Type (415), Mcp-Session-Id (400/404), DELETE,
 // MCP-Protocol-Version (400), Origin and Host (403: DNS rebinding), the
 // bearer token (401), GET (405), notifications (202), the body cap (413).
-import test, { after } from 'node:test';
+import test from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 
-import { INIT, start } from './lib.mjs';
+import { INIT, sharedServers, start } from './lib.mjs';
 
 const JSON_SSE = 'application/json, text/event-stream';
 
@@ -55,25 +55,11 @@ async function withHttp(opts, fn) {
   }
 }
 
-/* The tests with the server's defaults share one server: each opens MCP
- * sessions of its own on it (initSession), and none counts or limits them.
- * A server costs two processes and, under ASan, a third of a CPU second;
- * the body cap and the token keep servers of their own. It stops after the
- * file's last test: a sanitizer report then fails the file. */
-let shared = null;
-async function withSharedHttp(fn) {
-  shared ??= start('http', { config: '' });
-  const srv = await shared;
-  try {
-    return await fn(srv, srv.url);
-  } catch (e) {
-    e.message += `\n--- drun-mcp stderr ---\n${srv.stderr().slice(-3000)}`;
-    throw e;
-  }
-}
-after(async () => {
-  if (shared) await (await shared).close();
-});
+/* The tests with the server's defaults share one server (sharedServers):
+ * each opens MCP sessions of its own on it (initSession), and none counts
+ * or limits them; the body cap and the token keep servers of their own. */
+const withShared = sharedServers({ config: '' });
+const withSharedHttp = (fn) => withShared('http', (srv) => fn(srv, srv.url));
 
 test('http: initialize issues an Mcp-Session-Id that later requests must carry', async () => {
   await withSharedHttp(async (srv, url) => {

@@ -7,6 +7,7 @@
 // TypeScript SDK client to it over stdio or Streamable HTTP.
 
 import { spawn } from 'node:child_process';
+import { after } from 'node:test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -324,16 +325,40 @@ export const INIT = (id = 1, version = '2025-11-25') =>
     params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
   });
 
-/** Starts a server, runs fn(srv), always closes it; a failure carries the
- * tail of the server's stderr. */
-export async function withServer(transport, opts, fn) {
-  const srv = await start(transport, opts);
+/* fn(srv); a failure carries the tail of the server's stderr */
+async function withStderr(srv, fn) {
   try {
     return await fn(srv);
   } catch (e) {
     e.message += `\n--- drun-mcp stderr ---\n${srv.stderr().slice(-3000)}`;
     throw e;
+  }
+}
+
+/** Starts a server, runs fn(srv), always closes it; a failure carries the
+ * tail of the server's stderr. */
+export async function withServer(transport, opts, fn) {
+  const srv = await start(transport, opts);
+  try {
+    return await withStderr(srv, fn);
   } finally {
     await srv.close();
   }
+}
+
+/** For the tests of one file that ask nothing of the server itself (each
+ * makes sessions of its own): one server per transport under opts, started
+ * on first use. A server costs two processes and, under ASan, a third of a
+ * CPU second to start and stop. They stop after the file's last test, so a
+ * sanitizer report then fails the file. Returns withShared(transport, fn),
+ * which runs fn(srv) as withServer does, without the close. */
+export function sharedServers(opts) {
+  const servers = {};
+  after(async () => {
+    for (const srv of Object.values(servers)) await (await srv).close();
+  });
+  return async (transport, fn) => {
+    servers[transport] ??= start(transport, opts);
+    return withStderr(await servers[transport], fn);
+  };
 }

@@ -3,14 +3,14 @@
 // huge output, reload on edit (in-place and rename writers), a broken config
 // keeping the last good policy, session isolation, the env allowlist,
 // cancellation and progress.
-import test, { after } from 'node:test';
+import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 
-import { TRANSPORTS, start, withServer, sessionDirs, writeInPlace, writeRename, pgrep, waitFor, sleep } from './lib.mjs';
+import { TRANSPORTS, start, withServer, sharedServers, sessionDirs, writeInPlace, writeRename, pgrep, waitFor, sleep } from './lib.mjs';
 
 const TOOLS = [
   'create_session', 'session_list', 'session_close', 'session_bash', 'session_write_file',
@@ -25,27 +25,12 @@ const TOOLS = [
 const bash = (srv, sid, command, extra = {}) => srv.call('session_bash', { session_id: sid, command, ...extra });
 
 /* One server per transport, under bash_timeout_ms = 60000, for the tests
- * that ask nothing of the server itself: each makes its own sessions on it
- * and checks what it checked on a server of its own. A server costs two
- * processes and, under ASan, a third of a CPU second to start and stop; the
+ * that ask nothing of the server itself (sharedServers): each makes its own
+ * sessions on it and checks what it checked on a server of its own. The
  * tests where the config, a limit, a reload, an env, startup or closing is
- * the point keep a fresh one (withServer). The shared ones stop after the
- * file's last test: a sanitizer report then fails the file. */
+ * the point keep a fresh one (withServer). */
 const SHARED_CONFIG = 'bash_timeout_ms = 60000\n';
-const shared = {};
-async function withShared(T, fn) {
-  shared[T] ??= start(T, { config: SHARED_CONFIG });
-  const srv = await shared[T];
-  try {
-    return await fn(srv);
-  } catch (e) {
-    e.message += `\n--- drun-mcp stderr ---\n${srv.stderr().slice(-3000)}`;
-    throw e;
-  }
-}
-after(async () => {
-  for (const srv of Object.values(shared)) await (await srv).close();
-});
+const withShared = sharedServers({ config: SHARED_CONFIG });
 
 for (const T of TRANSPORTS) {
   test(`${T}: initialize negotiates 2025-11-25 and lists the tools with schemas`, async () => {
