@@ -98,7 +98,10 @@ export function writeRename(file, text) {
  * zombie, with no command line, matches nothing; this process is left
  * out, as pgrep leaves itself out). Read here rather than by
  * running pgrep: the tests poll it every 50 ms, and a process started per
- * poll cost seconds of CPU per suite. */
+ * poll cost seconds of CPU per suite. The scan takes a few milliseconds, so
+ * polls beside HTTP clients never hold up undici's keep-alive timers (a
+ * blocked loop runs them late, and a request on a socket the server has
+ * just cut fails). */
 export function pgrep(marker) {
   const re = new RegExp(marker);
   const out = [];
@@ -113,14 +116,6 @@ export function pgrep(marker) {
     if (cmd && re.test(cmd.replace(/\0$/, '').replace(/\0/g, ' '))) out.push(pid);
   }
   return out;
-}
-
-/** pgrep for polls that run beside HTTP clients: the same scan, which takes
- * a few milliseconds and so never holds up undici's keep-alive timers (a
- * blocked loop runs them late, and a request sent on an idle socket the
- * server has just cut fails). */
-export async function pgrepAsync(marker) {
-  return pgrep(marker);
 }
 
 /** Waits until fn() is truthy or ms pass; returns the last value. */

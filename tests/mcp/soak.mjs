@@ -24,7 +24,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 
-import { B, start, writeInPlace, writeRename, pgrep, pgrepAsync, waitFor, sleep, rawStdio, INIT, sessionDirs } from './lib.mjs';
+import { B, start, writeInPlace, writeRename, pgrep, waitFor, sleep, rawStdio, INIT, sessionDirs } from './lib.mjs';
 import { JSON_SSE, descendants, fdCount, filesUnder, initSession, mountsUnder, post, rawSocket, sdkClient, spawnHttp } from './rawhttp.mjs';
 
 const SAN = /san/.test(B);
@@ -291,9 +291,9 @@ function abuse(srv, ctx) {
         s.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nContent-Type: application/json\r\nAccept: ${JSON_SSE}\r\n` +
           `Authorization: Bearer ${ctx.tokens[1]}\r\nMcp-Session-Id: ${sid}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
         // polled without blocking the event loop: the workers' HTTP clients share it
-        await waitFor(async () => (await pgrepAsync(`sleep ${marker}`)).length > 0, 5000);
+        await waitFor(async () => pgrep(`sleep ${marker}`).length > 0, 5000);
         s.destroy();
-        if (!await waitFor(async () => (await pgrepAsync(`sleep ${marker}`)).length === 0, 10000)) {
+        if (!await waitFor(async () => pgrep(`sleep ${marker}`).length === 0, 10000)) {
           const ps = execFileSync('ps', ['-eo', 'pid,ppid,stat,etimes,cmd'], { encoding: 'utf8' }).split('\n')
             .filter((l) => l.includes(marker) || l.includes('bwrap')).join(' | ');
           assert.fail(`hang-up ${k}: the command survived; ps: ${ps}; server log: ` +
