@@ -7,10 +7,12 @@
 # little between. The log's order is the order things happened in, and a
 # stub's start..end lies inside the time its run held its lock and slots, so
 # the checks read overlaps from the log, never durations: a suite never beside
-# its other run (NAME.lock), an alone suite beside nothing, never more than
-# SLOTS at once, the pool whole again at the end (also after a failing
-# suite), each run's "N passed, N failed"; and the scheduler takes the first
-# suite the other run is not running rather than wait behind it.
+# its other run (NAME.lock), an alone suite beside nothing and holding every
+# byte (it finds the FIFO empty), never more than SLOTS at once, the pool
+# whole again at the end (also after a failing suite), each run's "N passed,
+# N failed"; and the scheduler takes the first suite the other run is not
+# running rather than wait behind it. Stubs that must overlap for a broken
+# scheduler to show wait for the other run (a barrier, never a sleep).
 
 bats_require_minimum_version 1.5.0
 source "$BATS_TEST_DIRNAME/../lib/bats.bash" # bats-support, bats-assert
@@ -23,27 +25,49 @@ setup() {
     : > "$STUB_LOG"
     # what every stub does: log an event, wait for the other run
     cat > "$tmp/stub.bash" << 'EOF'
-run=$(basename "$B")
-event() { # start | end | stalled
+run=${B##*/}
+# logged NAME EVENT [NOT-RUN]: the log has "NAME RUN EVENT" (any NAME when
+# empty) from a run other than NOT-RUN (read by bash: no process a poll)
+logged() {
+    local n r e
+    while read -r n r e; do
+        [ "$e" = "$2" ] && [ "${1:-$n}" = "$n" ] && [ "$r" != "${3:-}" ] && return 0
+    done < "$STUB_LOG"
+    return 1
+}
+event() { # start | end | stalled | shared
     local fd
     exec {fd}>> "$STUB_LOG" && flock "$fd" && echo "$NAME $run $1" >&"$fd"
     exec {fd}>&-
 }
-# wait_other: until the other run has started a suite (10 s at most)
+# pool_free: the pool has a byte now (opening the FIFO takes none). While an
+# alone suite runs it holds them all: a byte there is a slot it left free.
+pool_free() {
+    local fd rc
+    exec {fd}<> "$TEST_SLOTS/tokens" || return 1
+    read -r -t 0 -u "$fd"
+    rc=$?
+    exec {fd}>&-
+    return "$rc"
+}
+# wait_other: until the other run has started a suite (30 s at most: a
+# bound for a broken scheduler, far above what a loaded machine needs)
 wait_other() {
-    local i
-    for ((i = 0; i < 200; i++)); do
-        grep -v " $run " "$STUB_LOG" | grep -q ' start$' && return 0
-        sleep 0.05
+    local until=$((SECONDS + 30))
+    while [ "$SECONDS" -lt "$until" ]; do
+        logged "" start "$run" && return 0
+        sleep 0.1
     done
     event stalled
     return 1
 }
 EOF
+    source "$tmp/stub.bash" # logged, here too
 }
 
-# stub NAME [alone|fail|barrier]: an executable suite; "barrier" waits, before
-# its end, for the other run to start a suite and fails when it does not.
+# stub NAME [alone|fail|barrier]: an executable suite; "alone" looks at the
+# pool as it starts and ends; "barrier" waits, before its end, for the other
+# run to start a suite and fails when it does not.
 stub() {
     local f=$tmp/suites/$1 body='sleep 0.3' tap="echo 'ok 1 - $1'"
     {
@@ -53,6 +77,7 @@ stub() {
         echo 'event start'
         case ${2:-} in
             fail) tap="echo 'ok 1 - $1 before'; echo 'not ok 2 - $1 fails'; exit 1" ;;
+            alone) body="pool_free && event shared; $body; pool_free && event shared" ;;
             barrier) body='wait_other || { event end; echo "not ok 1 - '"$1"' stalled"; exit 1; }' ;;
         esac
         echo "$body"
@@ -79,12 +104,15 @@ pool_bytes() {
 
 # start_run RUN JOBS: tests/run over the stubs in the background, B=$tmp/RUN,
 # its output in $tmp/RUN.out and its status in $tmp/RUN.rc (the outer run's
-# TEST_SLOTS, TEST_JOBS, B are this suite's own, not passed on)
+# TEST_SLOTS, TEST_JOBS, B are replaced, not passed on; PYTHON3 set skips its
+# python3 lookup, which the stubs do not need). timeout: a broken scheduler
+# fails the test instead of hanging it.
 start_run() {
     (
         rc=0
         env -u DRUN_FRESH_CLONE TEST_SUITES_DIR="$tmp/suites" TEST_SLOTS="$tmp/slots" \
-            TEST_JOBS="$2" B="$tmp/$1" PYTHON3="${PYTHON3:-python3}" timeout 60 tests/run > "$tmp/$1.out" 2>&1 || rc=$?
+            TEST_JOBS="$2" B="$tmp/$1" PYTHON3="${PYTHON3:-python3}" \
+            timeout 120 tests/run > "$tmp/$1.out" 2>&1 || rc=$?
         echo "$rc" > "$tmp/$1.rc"
     ) 3>&- &
 }
@@ -104,6 +132,7 @@ check_log() {
             running[$1, $2] = 1
         }
         $3 == "end" { delete running[$1, $2] }
+        $3 == "shared" { print "alone: " $1 " in " $2 " ran with a byte left in the pool" }
         $3 == "stalled" { print $1 " in " $2 ": the other run started nothing" }
         END { for (k in running) { split(k, o, SUBSEP); print o[1] " in " o[2] " never ended" } }
     ' "$STUB_LOG"
@@ -122,15 +151,19 @@ wait_runs() {
 
 @test "two runs on one pool: no suite beside its other run, at most SLOTS at once, the pool whole after a failing suite" {
     pool 2
-    for n in 20-a 30-b 40-c; do stub "$n"; done
+    # 20-a ends only once the other run has started a suite: whichever run
+    # takes it first holds it until the other is under way (its other run
+    # must skip it then, never start it beside), and two at once is sure
+    stub 20-a barrier
+    for n in 30-b 40-c; do stub "$n"; done
     stub 90-fail fail # last: a byte it kept would show in the pool, not stall the runs
-    start_run plain 2
-    start_run san 2
+    start_run plain 3 # more at once than the pool: the pool is the limit
+    start_run san 3
     wait_runs
     run check_log
     assert_output ''
     most=$(most_at_once)
-    # never more than the pool, and more than one: the two runs did share it
+    # never more than the pool; two at once (20-a waits for that): they shared it
     [ "$most" -le 2 ] || fail "$most suites at once over a pool of 2"
     [ "$most" -ge 2 ] || fail "never two suites at once: the runs did not share the pool"
     assert_equal "$(pool_bytes)" 2
@@ -142,7 +175,7 @@ wait_runs() {
     done
 }
 
-@test "an alone suite runs with nothing beside it, from either run; two alone ones do not deadlock" {
+@test "an alone suite runs with nothing beside it, from either run" {
     pool 3
     stub 10-alone-a alone
     stub 11-alone-b alone
@@ -162,15 +195,13 @@ wait_runs() {
 @test "a run starts the first suite the other run is not running, and does not wait behind it" {
     # One suite at a time per run: the san run starts once the plain run is
     # in 10-first, whose stub ends only when the san run has started one.
-    # Waiting for 10-first's lock would stall both (the stub fails at 10 s).
+    # Waiting for 10-first's lock would stall both (the stub fails at 30 s).
     pool 2
     stub 10-first barrier
     stub 20-second
     start_run plain 1
-    for ((i = 0; i < 200; i++)); do
-        grep -q '^10-first plain start$' "$STUB_LOG" && break
-        sleep 0.05
-    done
+    until=$((SECONDS + 30))
+    until logged 10-first start san || [ "$SECONDS" -ge "$until" ]; do sleep 0.1; done
     start_run san 1
     wait_runs
     run check_log
