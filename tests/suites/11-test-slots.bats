@@ -50,12 +50,15 @@ pool_free() {
     exec {fd}>&-
     return "$rc"
 }
-# wait_other: until the other run has started a suite (30 s at most: a
-# bound for a broken scheduler, far above what a loaded machine needs)
+# wait_other [company]: until the other run has started a suite, or with
+# "company" until then or the pool is empty (another suite holds the other
+# bytes); 30 s at most: a bound for a broken scheduler, far above what a
+# loaded machine needs.
 wait_other() {
     local until=$((SECONDS + 30))
     while [ "$SECONDS" -lt "$until" ]; do
         logged "" start "$run" && return 0
+        [ -n "${1:-}" ] && ! pool_free && return 0
         sleep 0.1
     done
     event stalled
@@ -65,9 +68,10 @@ EOF
     source "$tmp/stub.bash" # logged, here too
 }
 
-# stub NAME [alone|fail|barrier]: an executable suite; "alone" looks at the
-# pool as it starts and ends; "barrier" waits, before its end, for the other
-# run to start a suite and fails when it does not.
+# stub NAME [alone|fail|barrier|company]: an executable suite; "alone" looks
+# at the pool as it starts and ends; "barrier" and "company" wait, before they
+# end, for the other run to start a suite (company: or for the pool to be
+# empty) and fail when it does not.
 stub() {
     local f=$tmp/suites/$1 body='sleep 0.3' tap="echo 'ok 1 - $1'"
     {
@@ -78,7 +82,8 @@ stub() {
         case ${2:-} in
             fail) tap="echo 'ok 1 - $1 before'; echo 'not ok 2 - $1 fails'; exit 1" ;;
             alone) body="pool_free && event shared; $body; pool_free && event shared" ;;
-            barrier) body='wait_other || { event end; echo "not ok 1 - '"$1"' stalled"; exit 1; }' ;;
+            barrier | company)
+                body="wait_other ${2#barrier} || { event end; echo 'not ok 1 - $1 stalled'; exit 1; }; $body" ;;
         esac
         echo "$body"
         echo 'event end'
@@ -154,8 +159,11 @@ wait_runs() {
     # 20-a ends only once the other run has started a suite: whichever run
     # takes it first holds it until the other is under way (its other run
     # must skip it then, never start it beside), and two at once is sure
+    # 30-b and 40-c end once the pool is empty or the other run under way:
+    # with free bytes there while they run (taken by none), they would still
+    # be there when the other run starts one, more at once than the pool
     stub 20-a barrier
-    for n in 30-b 40-c; do stub "$n"; done
+    for n in 30-b 40-c; do stub "$n" company; done
     stub 90-fail fail # last: a byte it kept would show in the pool, not stall the runs
     start_run plain 3 # more at once than the pool: the pool is the limit
     start_run san 3
