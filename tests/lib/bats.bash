@@ -15,12 +15,12 @@ for _bats_lib in /usr/lib/bats/bats-support /usr/lib/bats/bats-assert; do
 done
 unset _bats_lib _bats_f
 
-# skip_under_san: for a suite that checks the source tree and runs none of a
-# build's programs (77-layers, 79-format). Its answer is the same under every
-# build, so under the sanitizer run (B=build/san) each test skips: the plain
-# run has checked the very same files.
+# skip_under_san: for a suite that runs none of a build's programs (77-layers
+# and 79-format check the source tree, 11-test-slots drives tests/run over
+# stubs). Its answer is the same under every build, so under the sanitizer
+# run (B=build/san) each test skips: the plain run did the very same work.
 skip_under_san() {
     case ${B:-build} in
-        *san*) skip "a source-tree check: the plain run checked the same tree" ;;
+        *san*) skip "runs none of the build's programs: the plain run did the same work" ;;
     esac
 }
