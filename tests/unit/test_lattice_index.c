@@ -294,8 +294,8 @@ int main(void)
     lattice_owned_add("/srv/state", "the test's state dir");
     test_many_caps(facts);
     test_deep(facts);
-    test_generated(facts, 24, 12);
-    test_generated(facts, 6, 60);
+    test_generated(facts, 16, 12);
+    test_generated(facts, 4, 60);
     facts_free(facts[0]);
     facts_free(facts[1]);
     return tap_done();
