@@ -21,6 +21,7 @@
 #include "jsonw.h"
 #include "keys.h"
 #include "lattice.h"
+#include "lattice_index.h"
 #include "path.h"
 #include "sbpl.h"
 
@@ -396,11 +397,17 @@ static void access_target(dctx_t *d, target_t t, changes_t *cs)
     collect_probes(d, t, &v);
     if (v.n) qsort(v.v, v.n, sizeof *v.v, cmp_probe);
     strmap_t lit = STRMAP_INIT;
+    /* the probes come from the rules: lattice_level_of() on each would make
+     * diff quadratic in the number of rules; the index gives its answers */
+    lattice_index_t *from = lattice_index_build(d->res[t][0], &d->roots);
+    lattice_index_t *to = lattice_index_build(d->res[t][1], &d->roots);
     for (size_t i = 0; i < v.n; i++) {
-        v.v[i].from = lattice_level_of(d->res[t][0], &d->roots, v.v[i].abs, NULL);
-        v.v[i].to = lattice_level_of(d->res[t][1], &d->roots, v.v[i].abs, NULL);
+        v.v[i].from = lattice_index_level_of(from, v.v[i].abs, NULL);
+        v.v[i].to = lattice_index_level_of(to, v.v[i].abs, NULL);
         if (!v.v[i].in) strmap_put(&lit, v.v[i].abs, (long)i);
     }
+    lattice_index_free(from);
+    lattice_index_free(to);
     long *owner = xcalloc(v.n + 1, sizeof *owner);
     for (size_t i = 0; i < v.n; i++) {
         probe_t *p = &v.v[i];

@@ -16,6 +16,7 @@
 #include "explain.h"
 #include "glob.h"
 #include "keys.h"
+#include "lattice_index.h"
 #include "path.h"
 #include "sbpl.h"
 
@@ -60,27 +61,15 @@ static const char *show(lint_t *l, target_t t, const char *abs)
 
 /* lattice_level_of() reads every grant and cap; lint asks it a few questions per
  * rule, which made lint quadratic (4,000 rules: 1.3 s; 10,000: 10 s). The
- * index answers the same questions in time proportional to the path's depth:
- * each rule is filed under its anchor (a grant's or literal cap's path, a
- * glob's literal head), and a question about P gathers the rules filed under
- * P and its ancestors, in their original order, then asks lattice_level_of() about
- * those alone, so the answer is lattice_level_of()'s own. */
+ * lattice index (lattice_index.h) answers them in time proportional to the
+ * path's depth; beside it, lint keeps what it asks about config rules. */
 typedef struct lindex {
-    resolved_t view;       /* res[t] with only the candidates (grants, caps) */
-    strmap_t grants, caps; /* anchor -> newest entry of a chain in next_g / next_c */
-    VEC(long) next_g, next_c;
-    strmap_t below;        /* path -> 1 + the highest grant level at or below it */
-    strmap_t at;           /* "base\x01path" -> resolved grant index */
-    strmap_t beaten;       /* "base\x01path" of config grants lattice_resolve dropped */
-    strmap_t first_cap;    /* "level base glob\x01path" -> index of the first config cap so written */
-    const rrule_t **kept;  /* config rule index -> its resolved grant, or NULL */
-    const char **tail;     /* cap index -> for "**" + "/LITERAL" caps, "/LITERAL": a path without it
-                              as a substring cannot match (NULL: no such shortcut) */
-    VEC(size_t) gi;        /* scratch: the grant candidates' indices */
-    VEC(size_t) cand;      /* scratch: candidate indices */
+    lattice_index_t *lx;  /* res[t] by path */
+    strmap_t at;          /* "base\x01path" -> resolved grant index */
+    strmap_t beaten;      /* "base\x01path" of config grants lattice_resolve dropped */
+    strmap_t first_cap;   /* "level base glob\x01path" -> index of the first config cap so written */
+    const rrule_t **kept; /* config rule index -> its resolved grant, or NULL */
 } lindex_t;
-
-typedef VEC(long) chain_t;
 
 /* "base\x01path": a grant's identity in lattice_resolve (into a when given, else b). */
 static const char *grant_key(buf_t *b, arena_t *a, path_base_t base, const char *path)
@@ -100,102 +89,19 @@ static const char *cap_key(buf_t *b, arena_t *a, rrule_t c)
     return a ? arena_strdup(a, buf_cstr(b)) : buf_cstr(b);
 }
 
-/* Files entry i under key in m, chained through next (newest first). */
-static void file_under(lint_t *l, strmap_t *m, chain_t *next, const char *key, size_t i)
-{
-    long head = strmap_get(m, key);
-    if (head < 0) strmap_put(m, arena_strdup(&l->a, key), (long)i);
-    else strmap_put(m, key, (long)i);
-    while (next->n <= i) vec_push(next, -1L);
-    next->v[i] = head;
-}
-
-/* Calls fn(ctx, a) for a = path and each of its ancestors, deepest first. */
-static void each_ancestor(const char *path, void (*fn)(void *ctx, const char *a), void *ctx)
-{
-    buf_t b = BUF_INIT;
-    buf_adds(&b, path);
-    for (;;) {
-        fn(ctx, buf_cstr(&b));
-        char *slash = strrchr(b.p, '/');
-        if (!slash || b.len <= 1) break;
-        buf_truncate(&b, slash == b.p ? 1 : (size_t)(slash - b.p));
-    }
-    buf_free(&b);
-}
-
-typedef struct gather {
-    VEC(size_t) *out;
-    const strmap_t *m;
-    const long *next;
-} gather_t;
-
-static void gather_one(void *ctx, const char *a)
-{
-    gather_t *g = ctx;
-    for (long i = strmap_get(g->m, a); i >= 0; i = g->next[i]) vec_push(g->out, (size_t)i);
-}
-
-typedef struct raise {
-    lint_t *l;
-    strmap_t *below;
-    level_t level;
-} raise_t;
-
-static void raise_below(void *ctx, const char *a)
-{
-    raise_t *r = ctx;
-    long old = strmap_get(r->below, a);
-    if (old < 0) strmap_put(r->below, arena_strdup(&r->l->a, a), (long)r->level + 1);
-    else if (old < (long)r->level + 1) strmap_put(r->below, a, (long)r->level + 1);
-}
-
-static int cmp_size(const void *x, const void *y)
-{
-    size_t a = *(const size_t *)x, b = *(const size_t *)y;
-    return a < b ? -1 : a > b;
-}
-
-/* The entries filed in m under path and its ancestors, in rule order, into ix->cand. */
-static void gather(lindex_t *ix, const strmap_t *m, const long *next, const char *path)
-{
-    ix->cand.n = 0;
-    gather_t g = {(void *)&ix->cand, m, next};
-    each_ancestor(path, gather_one, &g);
-    if (ix->cand.n > 1) qsort(ix->cand.v, ix->cand.n, sizeof *ix->cand.v, cmp_size);
-}
-
 static lindex_t *lindex_build(lint_t *l, target_t t)
 {
     resolved_t *r = l->res[t];
     lindex_t *ix = xcalloc(1, sizeof *ix);
     buf_t k = BUF_INIT;
-    ix->view = *r;
-    ix->view.grants.v = xcalloc(r->grants.n + 1, sizeof *r->grants.v);
-    ix->view.caps.v = xcalloc(r->caps.n + 1, sizeof *r->caps.v);
+    ix->lx = lattice_index_build(r, &l->roots);
     ix->kept = xcalloc(l->pol->rules.n + 1, sizeof *ix->kept);
     for (size_t i = 0; i < r->grants.n; i++) {
         const rrule_t *g = &r->grants.v[i];
-        const char *abs = lattice_rule_abs(g, &l->roots, &l->a);
-        if (abs) {
-            file_under(l, &ix->grants, (chain_t *)&ix->next_g, abs, i);
-            raise_t rs = {l, &ix->below, g->level};
-            each_ancestor(abs, raise_below, &rs);
-        }
         strmap_put(&ix->at, grant_key(&k, &l->a, g->base, g->path), (long)i);
         /* a config rule, not a built-in (with no config rule, rules.v is NULL) */
         if (l->pol->rules.n && g->rule >= l->pol->rules.v && g->rule < l->pol->rules.v + l->pol->rules.n)
             ix->kept[g->rule - l->pol->rules.v] = g;
-    }
-    ix->tail = xcalloc(r->caps.n + 1, sizeof *ix->tail);
-    for (size_t i = 0; i < r->caps.n; i++) {
-        const rrule_t *c = &r->caps.v[i];
-        const char *abs = lattice_rule_abs(c, &l->roots, &l->a);
-        if (abs) file_under(l, &ix->caps, (chain_t *)&ix->next_c, c->glob ? glob_literal_prefix(abs, &l->a) : abs, i);
-        /* the [protect] patterns and "**" + "/NAME" entries: every path is
-         * a candidate, and a glob match per question was most of lint's time */
-        if (abs && c->anywhere && strncmp(abs, "/**/", 4) == 0 && !strpbrk(abs + 3, "*?\\"))
-            ix->tail[i] = abs + 3;
     }
     for (size_t i = 0; i < l->pol->rules.n; i++) {
         const rule_t *o = &l->pol->rules.v[i];
@@ -214,60 +120,24 @@ static lindex_t *lindex_build(lint_t *l, target_t t)
 static void lindex_free(lindex_t *ix)
 {
     if (!ix) return;
-    free(ix->view.grants.v);
-    free(ix->view.caps.v);
+    lattice_index_free(ix->lx);
     free(ix->kept);
-    free(ix->tail);
-    vec_free(&ix->gi);
-    strmap_free(&ix->grants);
-    strmap_free(&ix->caps);
-    strmap_free(&ix->below);
     strmap_free(&ix->at);
     strmap_free(&ix->beaten);
     strmap_free(&ix->first_cap);
-    vec_free(&ix->next_g);
-    vec_free(&ix->next_c);
-    vec_free(&ix->cand);
     free(ix);
 }
 
 /* lattice_level_of(res[t], roots, path, why), from the index. */
 static level_t lint_level(lint_t *l, target_t t, const char *path, verdict_t *why)
 {
-    lindex_t *ix = l->ix[t];
-    const resolved_t *r = l->res[t];
-    gather(ix, &ix->grants, ix->next_g.v, path);
-    ix->gi.n = 0;
-    for (size_t i = 0; i < ix->cand.n; i++) {
-        vec_push(&ix->gi, ix->cand.v[i]);
-        ix->view.grants.v[i] = r->grants.v[ix->cand.v[i]];
-    }
-    const size_t *gi = ix->gi.v;
-    ix->view.grants.n = ix->cand.n;
-    gather(ix, &ix->caps, ix->next_c.v, path);
-    size_t keep = 0;
-    for (size_t i = 0; i < ix->cand.n; i++) {
-        const char *tail = ix->tail[ix->cand.v[i]];
-        if (tail && !strstr(path, tail)) continue;
-        ix->cand.v[keep] = ix->cand.v[i];
-        ix->view.caps.v[keep++] = r->caps.v[ix->cand.v[i]];
-    }
-    ix->cand.n = keep;
-    ix->view.caps.n = keep;
-    verdict_t v;
-    level_t lvl = lattice_level_of(&ix->view, &l->roots, path, &v);
-    /* point back into res[t]: callers compare rules by address */
-    if (v.grant) v.grant = &r->grants.v[gi[v.grant - ix->view.grants.v]];
-    for (unsigned i = 0; i < v.ncaps; i++) v.caps[i] = &r->caps.v[ix->cand.v[v.caps[i] - ix->view.caps.v]];
-    if (why) *why = v;
-    return lvl;
+    return lattice_index_level_of(l->ix[t]->lx, path, why);
 }
 
 /* The highest level a grant at or below path gives, or -1 when none does. */
 static long level_below(lint_t *l, target_t t, const char *path)
 {
-    long v = strmap_get(&l->ix[t]->below, path);
-    return v < 0 ? -1 : v - 1;
+    return lattice_index_level_below(l->ix[t]->lx, path);
 }
 
 /* ---- lattice rules: they need the policy and the facts ------------------------------------------------ */
