@@ -126,7 +126,8 @@ test('drun-mcp as pid 1 of its pid namespace: 50 calls leave no zombie and no sa
  * parent-death signal, as when it is lost. */
 /* The wrapper's interpreter by its absolute path: through PATH, a version
  * manager's shim (pyenv's runs several shells first) cost 0.6 s of CPU per
- * start, and the wrapper starts for every probe and run of the server. Not
+ * start, and each server's bwrap probe (--version, --help) starts the
+ * wrapper with the server's PATH, shim included. Not
  * tests/run's $PYTHON3: as root the sandbox user runs the wrapper, and a
  * shim's interpreter may sit in root's home. */
 const WRAPPER_PYTHON = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : '/usr/bin/env python3';
