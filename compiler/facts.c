@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,10 +306,50 @@ void facts_probe_paths(facts_t *f, const char *const *paths)
     probe_end(&pr);
 }
 
-/* Runs bwrap --version / --help to learn what this host's bwrap supports. */
-static void probe_bwrap_run(facts_t *f)
+/* Starts bin with one argument, its stdout (and its stderr too when
+ * with_err, else /dev/null) on a pipe: returns a stream on the pipe's read
+ * end and the child's pid, or NULL. Started directly rather than by popen's
+ * shell: the same binary (bin, the one the cache is keyed by, where popen
+ * looked "bwrap" up again in $PATH), two process starts fewer per probe. */
+static FILE *spawn_read(const char *bin, const char *arg, bool with_err, pid_t *pid)
 {
-    FILE *p = popen("bwrap --version 2>/dev/null", "r");
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return NULL;
+    posix_spawn_file_actions_t fa;
+    bool ok = posix_spawn_file_actions_init(&fa) == 0;
+    if (ok) {
+        ok = posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO) == 0 &&
+             (with_err ? posix_spawn_file_actions_adddup2(&fa, p[1], STDERR_FILENO)
+                       : posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0)) == 0;
+        char *argv[] = {"bwrap", (char *)arg, NULL};
+        extern char **environ;
+        ok = ok && posix_spawn(pid, bin, &fa, NULL, argv, environ) == 0;
+        posix_spawn_file_actions_destroy(&fa);
+    }
+    close(p[1]);
+    FILE *f = ok ? fdopen(p[0], "r") : NULL;
+    if (!f) {
+        close(p[0]);
+        if (ok) waitpid(*pid, NULL, 0); /* EOF on its stdout: it ends */
+    }
+    return f;
+}
+
+/* Reads the rest of the child's output (it never blocks on a full pipe)
+ * and waits for it. */
+static void spawn_close(FILE *f, pid_t pid)
+{
+    char drain[256];
+    while (fgets(drain, sizeof drain, f)) {}
+    fclose(f);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+}
+
+/* Runs bwrap --version / --help to learn what this host's bwrap supports. */
+static void probe_bwrap_run(facts_t *f, const char *bin)
+{
+    pid_t pid;
+    FILE *p = spawn_read(bin, "--version", false, &pid);
     if (!p) return;
     char line[256] = "";
     if (fgets(line, sizeof line, p)) {
@@ -317,18 +358,18 @@ static void probe_bwrap_run(facts_t *f)
         v[strcspn(v, "\r\n")] = '\0';
         f->bwrap_version = arena_strdup(&f->arena, v);
     }
-    pclose(p);
+    spawn_close(p, pid);
     if (!*f->bwrap_version) return;
     /* What bwrap supports comes from --help: when it cannot be read, the
      * version alone would let the compile drop --disable-userns silently, so
      * the version is forgotten and the compile refuses (fail closed). */
-    p = popen("bwrap --help 2>&1", "r");
+    p = spawn_read(bin, "--help", true, &pid);
     bool answered = false;
     while (p && fgets(line, sizeof line, p)) {
         answered = true;
         if (strstr(line, "--disable-userns")) f->bwrap_disable_userns = true;
     }
-    if (p) pclose(p);
+    if (p) spawn_close(p, pid);
     if (!answered) f->bwrap_version = "";
 }
 
@@ -373,7 +414,7 @@ static void probe_bwrap(facts_t *f)
         fclose(c);
     }
     if (!hit) {
-        probe_bwrap_run(f);
+        probe_bwrap_run(f, bin);
         if (cache && *f->bwrap_version) {
             fsutil_mkdirs(dir, 0700); /* a failure shows at the write: no cache, no harm */
             /* through a temp name no other process has (a pid is not one:

@@ -5,8 +5,8 @@
  * threads held at that instant — the allocator's, a logger's, a registry's
  * — and the first time it takes one, it waits forever; its FUSE mounts
  * then never answer, and every access of the sandbox hangs in the kernel
- * (seen: bwrap in D state in fuse_get_req under load). So the forked child
- * does only what is safe after a fork (fcntl, execve) and runs this same
+ * (seen: bwrap in D state in fuse_get_req under load). So the (vforked)
+ * child does only what is safe there (sigaction, fcntl, execve) and runs this same
  * binary again, "/proc/self/exe --drun-fuse-daemon FD", which reads what
  * it serves from a sealed memfd: the policy's source text, the host facts,
  * the runtime-owned paths, the session roots, the trees (their fds are
@@ -22,6 +22,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,14 +135,47 @@ void fuse_exec_argv(int spec_fd, fuse_exec_argv_t *a)
     a->argv[3] = NULL;
 }
 
-_Noreturn void fuse_exec_run(const fuse_exec_argv_t *a, const int *fds, size_t n)
+/* In the vfork child, which shares the runner's memory: only
+ * async-signal-safe calls, writing nothing of the runner's. No handler of
+ * the runner may run here (it would write the runner's state): every
+ * handled signal goes back to its default (as the exec would make it
+ * anyway; ignored ones stay ignored, as across the exec) before the
+ * runner's mask returns. */
+static _Noreturn void exec_child(const fuse_exec_argv_t *a, const int *fds, size_t n, const sigset_t *mask)
 {
-    /* after a fork in a threaded process: fcntl and execve only */
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction sa;
+        if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN) {
+            sa.sa_handler = SIG_DFL;
+            sa.sa_flags = 0;
+            if (sigaction(sig, &sa, NULL) != 0) _exit(126);
+        }
+    }
+    if (sigprocmask(SIG_SETMASK, mask, NULL) != 0) _exit(126);
     for (size_t i = 0; i < n; i++)
-        if (fds[i] >= 0 && fcntl(fds[i], F_SETFD, 0) != 0) _exit(126);
+        if (fds[i] >= 0 && fcntl(fds[i], F_SETFD, 0) != 0) _exit(126); /* the child's own fd table */
     extern char **environ;
     execve("/proc/self/exe", (char *const *)a->argv, environ);
     _exit(127);
+}
+
+/* vfork, not fork (as spawn.c starts bwrap): the child only clears
+ * close-on-exec and execs, and a fork of the runner (drun-mcp: large,
+ * threaded, and under ASan larger still) copies its page tables and then
+ * pays a copy-on-write fault on every page either side writes next — once
+ * per run. The calling thread waits until the exec. In its own function so
+ * that no variable of the caller lives across it. */
+__attribute__((noinline)) pid_t fuse_exec_start(const fuse_exec_argv_t *a, const int *fds, size_t n)
+{
+    sigset_t all, mask;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &mask); /* nothing runs a handler until the child reset them */
+    pid_t pid = vfork();
+    if (pid == 0) exec_child(a, fds, n, &mask);
+    int saved = errno;
+    pthread_sigmask(SIG_SETMASK, &mask, NULL);
+    errno = saved;
+    return pid;
 }
 
 /* ---- the daemon's side ---------------------------------------------------------------------------------------- */

@@ -37,9 +37,9 @@ typedef struct fuse_exec_argv {
 } fuse_exec_argv_t;
 void fuse_exec_argv(int spec_fd, fuse_exec_argv_t *a);
 
-/* In the forked child: clears close-on-exec on fds[0..n) and runs
- * /proc/self/exe with a's argv. Only async-signal-safe calls. */
-_Noreturn void fuse_exec_run(const fuse_exec_argv_t *a, const int *fds, size_t n);
+/* Starts the daemon: a vfork child clears close-on-exec on fds[0..n) and
+ * runs /proc/self/exe with a's argv. Its pid, or -1 with errno. */
+pid_t fuse_exec_start(const fuse_exec_argv_t *a, const int *fds, size_t n);
 
 /* Both mains call this first: -1 when argv is not the daemon's, else it
  * serves and never returns. */

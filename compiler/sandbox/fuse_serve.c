@@ -686,7 +686,7 @@ static bool open_trees(fsl_t *l, const roots_t *roots, int ws_fd, char **err)
 static void unmount_all(fsl_t *l);
 static void fsl_free(fsl_t *l);
 
-/* Forks the daemon and waits until every tree is mounted. */
+/* Starts the daemon and waits until every tree is mounted. */
 static bool start_daemon(fsl_t *l, const resolved_t *r, const roots_t *roots, char **err)
 {
     int rp[2];
@@ -715,8 +715,7 @@ static bool start_daemon(fsl_t *l, const resolved_t *r, const roots_t *roots, ch
         fds[nfd++] = l->log_fd;
         fds[nfd++] = l->guard_r;
         fds[nfd++] = spec_fd;
-        l->daemon = fork();
-        if (l->daemon == 0) fuse_exec_run(&av, fds, nfd);
+        l->daemon = fuse_exec_start(&av, fds, nfd);
         close(spec_fd);
     } else {
         l->daemon = -1;

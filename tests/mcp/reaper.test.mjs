@@ -124,6 +124,14 @@ test('drun-mcp as pid 1 of its pid namespace: 50 calls leave no zombie and no sa
 /* A bwrap that drops --die-with-parent from the arguments drun-mcp hands it
  * on fd 3 (--args 3), then runs the real one: the sandbox's pid 1 gets no
  * parent-death signal, as when it is lost. */
+/* The wrapper's interpreter by its absolute path: through PATH, a version
+ * manager's shim (pyenv's runs several shells first) cost 0.6 s of CPU per
+ * start, and each server's bwrap probe (--version, --help) starts the
+ * wrapper with the server's PATH, shim included. Not
+ * tests/run's $PYTHON3: as root the sandbox user runs the wrapper, and a
+ * shim's interpreter may sit in root's home. */
+const WRAPPER_PYTHON = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : '/usr/bin/env python3';
+
 function bwrapWithoutDeathSignal(dir) {
   const real = execFileSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).trim();
   const bin = path.join(dir, 'bin');
@@ -131,7 +139,7 @@ function bwrapWithoutDeathSignal(dir) {
   // bwrap may run as the sandbox user (a root drun-mcp): it marks its work here
   fs.mkdirSync(path.join(bin, 'marks'));
   fs.chmodSync(path.join(bin, 'marks'), 0o777);
-  fs.writeFileSync(path.join(bin, 'bwrap'), `#!/usr/bin/env python3
+  fs.writeFileSync(path.join(bin, 'bwrap'), `#!${WRAPPER_PYTHON}
 import os, sys
 argv = sys.argv[1:]
 if argv[:2] == ['--args', '3']:
