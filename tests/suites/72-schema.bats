@@ -76,13 +76,14 @@ COMPILE_ARGS=(--target linux --facts golden/facts-linux.json)
 # process (tests/helpers/cli_batch.c: cli_main, what the binary's main()
 # calls, once per file; a process start under the sanitizers costs more than
 # a compile). Each FILE's status, stdout and stderr go to $BATS_FILE_TMPDIR/cc/;
-# accepts reads them. What the batch could hide fails every verdict
+# accepts reads them (the helper is built under this suite's own name:
+# suites run side by side). What the batch could hide fails every verdict
 # (cc/broken): the helper not building, not answering every file, ending
 # with a status or anything on its own stderr (LeakSanitizer's report at
 # exit), or one of the files run again as the real binary (the first and
 # every 20th) giving another status, stdout or stderr.
 compile_all() {
-    local c=$BATS_FILE_TMPDIR/cc dp=${B:-build}/drun-policy helper=${B:-build}/tests/helpers/cli-batch f k i=0 rc
+    local c=$BATS_FILE_TMPDIR/cc dp=${B:-build}/drun-policy helper=${B:-build}/tests/helpers/cli-batch-72-schema f k i=0 rc
     local -a keys=() sts=()
     mkdir -p "$c"
     : > "$c/broken"
