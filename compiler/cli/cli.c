@@ -21,6 +21,8 @@ const cli_opt_t cli_options[] = {
     {"target", 0, OPT_VALUE, "TARGET", "linux|macos|all", OFF(target), "which targets: compile builds (default: all), facts prints (default: linux)"},
     {"facts", 0, OPT_VALUE, "FILE", NULL, OFF(facts), "host facts from FILE instead of probing (once per target)"},
     {"format", 0, OPT_VALUE, "FORMAT", "text|json|sarif", OFF(format), "output format (default: text)"},
+    {"json-output", 0, OPT_VALUE, "FILE", NULL, OFF(json_out), "also write the JSON report to FILE"},
+    {"sarif-output", 0, OPT_VALUE, "FILE", NULL, OFF(sarif_out), "also write the SARIF report to FILE"},
     {"strict", 0, OPT_FLAG, NULL, NULL, OFF(strict), "treat warnings as errors for the exit status"},
     {"workspace", 0, OPT_VALUE, "DIR", NULL, OFF(workspace), "the session workspace (default: the current directory)"},
     {"allow-broad-workspace", 0, OPT_FLAG, NULL, NULL, OFF(allow_broad_workspace),
@@ -79,14 +81,16 @@ const cli_cmd_t cli_commands[] = {
      "newline, then the document's own stdout and stderr, exactly what the single command gives.",
      "drun-policy toml-decode --plain < config.toml | jq .",
      "toml plain batch", 0, 0, false, cmd_toml_decode},
-    {"lint", "[CONFIG] [--format text|json|sarif] [--strict] [--facts FILE]...",
+    {"lint", "[CONFIG] [--format text|json|sarif] [--json-output FILE] [--sarif-output FILE] [--strict] [--facts FILE]...",
      "report problems in a policy, each with a rule ID, a severity and file:line:col",
      "Config errors (the compiler rejects the file), then warnings and notes about what the policy "
      "means on each target. Silence one finding with a comment '# drun-policy: allow RULE-ID' on its "
      "line or the line above. Exit 1 with errors, or with warnings under --strict. --format sarif "
-     "writes SARIF 2.1.0 for code scanning. Rules: docs/lint-rules.md, or --rules.",
+     "writes SARIF 2.1.0 for code scanning. --sarif-output and --json-output write that report to a "
+     "file as well, in the same run (SARIF for code scanning, text for the log). Rules: "
+     "docs/lint-rules.md, or --rules.",
      "drun-policy lint config.toml --format sarif > lint.sarif",
-     "format strict facts rules", 0, 1, false, cmd_lint},
+     "format json-output sarif-output strict facts rules", 0, 1, false, cmd_lint},
     {"explain", "[CONFIG] [--workspace DIR] [--read PATH] [--write PATH] [--exec CMD] [--fetch URL] "
                 "[--queries FILE] [--json] [--facts FILE]...",
      "say what a policy allows in plain words, or answer a question with the rules behind it",

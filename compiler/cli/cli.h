@@ -28,6 +28,8 @@ typedef struct cli_args {
     const char *target;         /* linux | macos | all */
     const char *facts[2];       /* --facts FILE (given once per target) */
     const char *format;         /* lint: text | json | sarif */
+    const char *json_out;       /* lint --json-output FILE */
+    const char *sarif_out;      /* lint --sarif-output FILE */
     const char *workspace;      /* explain/run --workspace */
     const char *q_read;         /* explain --read */
     const char *q_write;        /* explain --write */

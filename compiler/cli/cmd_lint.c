@@ -1,5 +1,8 @@
 /* cmd_lint.c — `drun-policy lint [CONFIG] [--format text|json|sarif]
- * [--strict] [--facts FILE]...`: the findings of lint.h on stdout.
+ * [--json-output FILE] [--sarif-output FILE] [--strict] [--facts FILE]...`:
+ * the findings of lint.h on stdout, and the same report in JSON or SARIF in
+ * FILE too (one run for the SARIF code scanning reads and the text a CI log
+ * shows; each byte for byte what --format gives).
  * Exit: 0 no error; 1 errors (or warnings with --strict); 2 usage or I/O. */
 #include <errno.h>
 #include <stdio.h>
@@ -36,6 +39,27 @@ static source_t *config_source(const char *path, char **err)
     return source_new("<default>", default_policy_toml, default_policy_toml_len);
 }
 
+/* Writes the report r in fmt ("json" or "sarif") to path; false with the
+ * reason on stderr. The file is written whole or the run fails: exit 2, so
+ * a CI step never uploads a cut report as if it were the lint's answer. */
+static bool write_report(const lint_report_t *r, const char *fmt, const char *path)
+{
+    buf_t b = BUF_INIT;
+    if (strcmp(fmt, "json") == 0) lint_render_json(r, &b);
+    else lint_render_sarif(r, &b);
+    errno = 0;
+    FILE *f = fopen(path, "w");
+    bool ok = f && fwrite(b.p ? b.p : "", 1, b.len, f) == b.len;
+    int saved = errno;
+    if (f && fclose(f) != 0 && ok) {
+        ok = false;
+        saved = errno;
+    }
+    if (!ok) fprintf(stderr, "drun-policy lint: --%s-output %s: %s\n", fmt, path, strerror(saved ? saved : EIO));
+    buf_free(&b);
+    return ok;
+}
+
 int cmd_lint(const cli_args_t *a)
 {
     buf_t out = BUF_INIT;
@@ -66,6 +90,9 @@ int cmd_lint(const cli_args_t *a)
     fwrite(out.p ? out.p : "", 1, out.len, stdout);
     buf_free(&out);
     int rc = lint_exit_status(&r, a->strict);
+    if ((a->json_out && !write_report(&r, "json", a->json_out)) ||
+        (a->sarif_out && !write_report(&r, "sarif", a->sarif_out)))
+        rc = EXIT_USAGE;
     lint_report_free(&r);
     return rc;
 }

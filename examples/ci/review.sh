@@ -36,9 +36,8 @@ summary=${GITHUB_STEP_SUMMARY:-/dev/null}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 status=0
 
-# 1. lint: SARIF for code scanning, text for the log
-"$DP" lint "$config" --format sarif "${strict[@]}" "${facts[@]}" > "$sarif"; lint_rc=$?
-NO_COLOR=1 "$DP" lint "$config" "${facts[@]}" > "$tmp/lint.txt"
+# 1. lint: SARIF for code scanning, text for the log (one run)
+NO_COLOR=1 "$DP" lint "$config" --sarif-output "$sarif" "${strict[@]}" "${facts[@]}" > "$tmp/lint.txt"; lint_rc=$?
 cat "$tmp/lint.txt"
 if [ $lint_rc -ne 0 ]; then
     echo "::error file=$config::drun-policy lint found errors${strict:+ or warnings (--strict)}"

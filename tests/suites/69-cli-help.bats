@@ -159,7 +159,8 @@ Run 'drun-policy compile --help' for the options and an example." "$DP" compile 
 
 @test "error: an option of another command" {
     err 2 "drun-policy lint: unknown option '--golden'
-usage: drun-policy lint [CONFIG] [--format text|json|sarif] [--strict] [--facts FILE]...
+usage: drun-policy lint [CONFIG] [--format text|json|sarif] [--json-output FILE]
+                        [--sarif-output FILE] [--strict] [--facts FILE]...
 Run 'drun-policy lint --help' for the options and an example." "$DP" lint --golden x
 }
 

@@ -65,6 +65,55 @@ setup_file() {
     tap_node tests/schema/validate.mjs "$dp" "$schema" profiles/*.toml $(find examples -name '*.toml' ! -name '.taplo.toml' | LC_ALL=C sort) \
         "$d"/bad/*.toml "$d"/b/ok--*.toml "$d"/b/ko--*.toml > "$d/validate.out" 2>&1 || true
     tap_node_stop
+    compile_all "$d"/bad/*.toml "$d"/b/ok--*.toml "$d"/b/ko--*.toml
+}
+
+# The compiler's verdict on a config: `drun-policy compile FILE --target
+# linux --facts golden/facts-linux.json`, exit 0 or 1, its stderr kept.
+COMPILE_ARGS=(--target linux --facts golden/facts-linux.json)
+
+# compile_all FILE... — the compiler's verdict on every FILE, asked in one
+# process (tests/helpers/cli_batch.c: cli_main, what the binary's main()
+# calls, once per file; a process start under the sanitizers costs more than
+# a compile). Each FILE's status, stdout and stderr go to $BATS_FILE_TMPDIR/cc/;
+# accepts reads them (the helper is built under this suite's own name:
+# suites run side by side). What the batch could hide fails every verdict
+# (cc/broken): the helper not building, not answering every file, ending
+# with a status or anything on its own stderr (LeakSanitizer's report at
+# exit), or one of the files run again as the real binary (the first and
+# every 20th) giving another status, stdout or stderr.
+compile_all() {
+    local c=$BATS_FILE_TMPDIR/cc dp=${B:-build}/drun-policy helper=${B:-build}/tests/helpers/cli-batch-72-schema f k i=0 rc
+    local -a keys=() sts=()
+    mkdir -p "$c"
+    : > "$c/broken"
+    if ! (source tests/lib/tap.sh && tap_build_lib "$helper" tests/helpers/cli_batch.c); then
+        { echo "tests/helpers/cli_batch.c does not build:"; head -c 2000 "$helper.log"; } > "$c/broken"
+        return
+    fi
+    for f in "$@"; do
+        k=${f//\//_} keys+=("$k")
+        printf '%s\t%s\tcompile\t%s' "$c/$k.out" "$c/$k.err" "$f"
+        printf '\t%s' "${COMPILE_ARGS[@]}"
+        echo
+    done > "$c/jobs"
+    rc=0; "$helper" < "$c/jobs" > "$c/statuses" 2> "$c/helper.err" || rc=$?
+    mapfile -t sts < "$c/statuses"
+    if [ $rc -ne 0 ] || [ -s "$c/helper.err" ] || [ ${#sts[@]} -ne $# ]; then
+        { echo "cli-batch: exit $rc, ${#sts[@]} answers for $# files:"; head -c 2000 "$c/helper.err"; } > "$c/broken"
+        return
+    fi
+    for f in "$@"; do
+        k=${keys[i]}
+        echo "${sts[i]}" > "$c/$k.rc"
+        if [ $((i % 20)) -eq 0 ]; then
+            rc=0; "$dp" compile "$f" "${COMPILE_ARGS[@]}" > "$c/single.out" 2> "$c/single.err" || rc=$?
+            if [ "$rc" != "${sts[i]}" ] || ! cmp -s "$c/single.out" "$c/$k.out" || ! cmp -s "$c/single.err" "$c/$k.err"; then
+                echo "cli-batch disagrees with $dp on $f: exit ${sts[i]} (batch) vs $rc (binary), or their output differs" >> "$c/broken"
+            fi
+        fi
+        i=$((i + 1))
+    done
 }
 
 # served NAME — replays a setup_file helper's answer: its output, its status
@@ -92,8 +141,20 @@ setup() {
 }
 
 # accepts FILE — does the compiler accept FILE? (compile for linux with the
-# golden facts: exit 0 or 1; its stderr in $tmp/compile.err)
-accepts() { "$DP" compile "$1" --target linux --facts golden/facts-linux.json > /dev/null 2> "$tmp/compile.err"; }
+# golden facts: exit 0 or 1; its stderr in $tmp/compile.err), from the
+# answers compile_all kept; a file it was not asked about is compiled here
+# (builtins only: a fork of the bats shell costs more than the answer)
+accepts() {
+    local c=$BATS_FILE_TMPDIR/cc k=${1//\//_} rc=99 e=""
+    if [ -s "$c/broken" ]; then
+        IFS= read -r -d '' e < "$c/broken" || :
+    elif [ -f "$c/$k.rc" ]; then
+        read -r rc < "$c/$k.rc" || :
+        IFS= read -r -d '' e < "$c/$k.err" || :
+    fi
+    [ -s "$c/broken" ] || [ -f "$c/$k.rc" ] && { printf '%s' "$e" > "$tmp/compile.err"; return "$rc"; }
+    "$DP" compile "$1" "${COMPILE_ARGS[@]}" > /dev/null 2> "$tmp/compile.err"
+}
 
 # validates FILE — the schema accepts it
 validates() {
