@@ -7,6 +7,7 @@
  * of several runs, warm caches. Built and run by tests/bench/65-sessions.
  *   ckpt_bench DIR   (an empty scratch directory)
  */
+#include "bench.h"
 #include "../../runtime/beneath.c"
 #include "../../runtime/ckpt.c"
 #include "../../runtime/ckpt_bundle.c"
@@ -30,25 +31,6 @@
 #define HEAVY_RUNS 3 /* fork, export, mount, cp -a: seconds each on a loaded machine */
 
 static const char *dir;
-
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_d);
-    return v[n / 2];
-}
 
 static char *P(const char *rel)
 {
@@ -88,7 +70,7 @@ static double run_cmd(char *const argv[], int runs)
 {
     double t[RUNS];
     for (int i = 0; i < runs; i++) {
-        double t0 = now_ms();
+        double t0 = bench_wall_ms();
         pid_t pid = fork();
         if (pid == 0) {
             int null = open("/dev/null", O_WRONLY);
@@ -99,11 +81,11 @@ static double run_cmd(char *const argv[], int runs)
         }
         int st;
         waitpid(pid, &st, 0);
-        t[i] = now_ms() - t0;
+        t[i] = bench_wall_ms() - t0;
         if (!WIFEXITED(st) || WEXITSTATUS(st))
             die(argv[0], "failed");
     }
-    return median(t, runs);
+    return bench_median(t, runs);
 }
 
 static void row(const char *name, double v, const char *notes)
@@ -124,21 +106,21 @@ int main(int argc, char **argv)
     ckpt_t *c = ckpt_create(objfd, P("objects"), "bench", &err);
     if (!c)
         die("store", err);
-    double t0 = now_ms();
+    double t0 = bench_wall_ms();
     if (ckpt_record(c, ws, "bench", "first", true, 1000, &err) < 0)
         die("record", err);
-    double first = now_ms() - t0;
+    double first = bench_wall_ms() - t0;
     usleep(100000); /* past the racy window: the next walk rereads nothing */
     ckpt_record(c, ws, "bench", "settle", false, 1000, &err);
 
     double t[RUNS];
     for (int i = 0; i < RUNS; i++) {
-        t0 = now_ms();
+        t0 = bench_wall_ms();
         if (ckpt_record(c, ws, "bench", "nothing", false, 1000, &err) != 0)
             die("unchanged record", err ? err : "recorded a change");
-        t[i] = now_ms() - t0;
+        t[i] = bench_wall_ms() - t0;
     }
-    double unchanged = median(t, RUNS);
+    double unchanged = bench_median(t, RUNS);
 
     /* git status on the same tree (its own index, refreshed first) */
     char gitdir[1100], wt[1100];
@@ -160,23 +142,23 @@ int main(int argc, char **argv)
         if (fd < 0 || write(fd, text, strlen(text)) < 0)
             die("change", NULL);
         close(fd);
-        t0 = now_ms();
+        t0 = bench_wall_ms();
         if (ckpt_record(c, ws, "bench", "one file", false, 1000, &err) <= 0)
             die("changed record", err ? err : "missed the change");
-        t[i] = now_ms() - t0;
+        t[i] = bench_wall_ms() - t0;
     }
-    double one = median(t, RUNS);
+    double one = bench_median(t, RUNS);
 
     buf_t d = BUF_INIT;
     char *only[] = {"d03/f003.txt"};
     for (int i = 0; i < RUNS; i++) {
         buf_truncate(&d, 0);
-        t0 = now_ms();
+        t0 = bench_wall_ms();
         if (!ckpt_diff(c, "1", NULL, only, 1, 1 << 20, &d, &err))
             die("diff", err);
-        t[i] = now_ms() - t0;
+        t[i] = bench_wall_ms() - t0;
     }
-    double diff = median(t, RUNS);
+    double diff = bench_median(t, RUNS);
     buf_free(&d);
 
     for (int i = 0; i < HEAVY_RUNS; i++) {
@@ -184,16 +166,16 @@ int main(int argc, char **argv)
         snprintf(name, sizeof name, "fork%d", i);
         mkdir(P(name), 0700);
         int fws = open(P(name), O_RDONLY | O_DIRECTORY);
-        t0 = now_ms();
+        t0 = bench_wall_ms();
         ckpt_t *f = ckpt_fork(c, NULL, fws, NULL, &err);
-        t[i] = now_ms() - t0;
+        t[i] = bench_wall_ms() - t0;
         if (!f)
             die("fork", err);
         ckpt_free(f);
         close(fws);
         tree_remove(AT_FDCWD, P(name));
     }
-    double fork_ms = median(t, HEAVY_RUNS);
+    double fork_ms = bench_median(t, HEAVY_RUNS);
 
     /* export of 1,000 files (ten directories) into an allowlisted dir */
     mkdir(P("allowed"), 0755);
@@ -204,13 +186,13 @@ int main(int argc, char **argv)
         snprintf(out, sizeof out, "allowed/out%d", i);
         export_req_t r = {.allow = allow, .nallow = 1, .output_dir = P(out), .paths = ten, .npaths = 10};
         export_res_t res;
-        t0 = now_ms();
+        t0 = bench_wall_ms();
         if (export_run(c, &r, &res, &err) < 0 || res.written.n != 1000)
             die("export", err ? err : "not 1000 files");
-        t[i] = now_ms() - t0;
+        t[i] = bench_wall_ms() - t0;
         export_res_free(&res);
     }
-    double exp_ms = median(t, HEAVY_RUNS);
+    double exp_ms = bench_median(t, HEAVY_RUNS);
 
     /* mount of the whole tree against cp -a of it */
     char *allow2[] = {(char *)dir};
@@ -229,22 +211,22 @@ int main(int argc, char **argv)
             .own = {(uid_t)-1, (gid_t)-1},
         };
         mountin_res_t res;
-        t0 = now_ms();
+        t0 = bench_wall_ms();
         if (mountin_copy(&r, &res, &err) < 0 || res.files != NDIRS * NFILES)
             die("mount", err ? err : "not every file");
-        t[i] = now_ms() - t0;
+        t[i] = bench_wall_ms() - t0;
         mountin_res_free(&res);
         close(mws);
         tree_remove(AT_FDCWD, P(name));
     }
-    double mount = median(t, HEAVY_RUNS);
+    double mount = bench_median(t, HEAVY_RUNS);
     double cp = 0;
     for (int i = 0; i < HEAVY_RUNS; i++) {
         char *cpa[] = {"cp", "-a", P("ws"), P("cpdst"), NULL};
         t[i] = run_cmd(cpa, 1);
         tree_remove(AT_FDCWD, P("cpdst"));
     }
-    cp = median(t, HEAVY_RUNS);
+    cp = bench_median(t, HEAVY_RUNS);
 
     char note[256];
     row("checkpoint, first, 10,000-file workspace", first, "every file read and stored");

@@ -10,21 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "compile.h"
 #include "lint.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); /* CPU time: a busy machine does not skew it */
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* One compile of cfg; rules in *rules, -1 when the compiler refuses it. */
 static int compile_once(const char *cfg, const char *const facts[2], long *rules)
@@ -84,11 +72,11 @@ int main(int argc, char **argv)
         double *t = calloc((size_t)runs, sizeof *t);
         long rules = 0;
         for (int r = 0; r < runs; r++) {
-            double t0 = now_ms();
+            double t0 = bench_cpu_ms();
             if ((lint ? lint_once : compile_once)(argv[c], facts, &rules) != 0) return 1;
-            t[r] = now_ms() - t0;
+            t[r] = bench_cpu_ms() - t0;
         }
-        qsort(t, (size_t)runs, sizeof *t, cmp_d);
+        qsort(t, (size_t)runs, sizeof *t, bench_cmp_d);
         if (rules < 0) printf("%s %.3f %.3f rejected\n", argv[c], t[runs / 2], t[0]);
         else printf("%s %.3f %.3f %ld\n", argv[c], t[runs / 2], t[0], rules);
         free(t);

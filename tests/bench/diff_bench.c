@@ -7,22 +7,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench.h"
 #include "diff.h"
 #include "facts.h"
 #include "policy.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); /* CPU time: a busy machine does not skew it */
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static policy_t *load(const char *cfg)
 {
@@ -56,9 +44,9 @@ int main(int argc, char **argv)
     for (int r = 0; r < runs; r++) {
         diff_opts_t o = {{NULL, NULL}, {f[0], f[1]}, "old", "new"};
         buf_t out = BUF_INIT;
-        double t0 = now_ms();
+        double t0 = bench_cpu_ms();
         int rc = diff_policies(old, new_, &o, false, &out, &err);
-        t[r] = now_ms() - t0;
+        t[r] = bench_cpu_ms() - t0;
         bytes = out.len;
         buf_free(&out);
         if (rc < 0) {
@@ -66,7 +54,7 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    qsort(t, (size_t)runs, sizeof *t, cmp_d);
+    qsort(t, (size_t)runs, sizeof *t, bench_cmp_d);
     printf("%.3f %.3f %zu %zu %zu\n", t[runs / 2], t[0], old->rules.n, new_->rules.n, bytes);
     free(t);
     policy_free(old);

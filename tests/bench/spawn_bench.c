@@ -23,14 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
+#include "bench.h"
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
+extern char **environ;
 
 static int by_value(const void *a, const void *b)
 {
@@ -44,12 +39,12 @@ static double timed(const char *path, char **argv, const posix_spawn_file_action
 {
     pid_t pid;
     int st;
-    double t = now_ms();
+    double t = bench_wall_ms();
     if (posix_spawnp(&pid, path, fa, NULL, argv, environ) != 0) return -1;
     while (waitpid(pid, &st, 0) < 0) {}
-    double end = now_ms();
+    double end = bench_wall_ms();
     while (waitpid(-1, NULL, 0) >= 0 || errno == EINTR) {}
-    *tail = now_ms() - end;
+    *tail = bench_wall_ms() - end;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? end - t : -1;
 }
 
