@@ -15,12 +15,13 @@ for _bats_lib in /usr/lib/bats/bats-support /usr/lib/bats/bats-assert; do
 done
 unset _bats_lib _bats_f
 
-# skip_under_san: for a suite that runs none of a build's programs (77-layers
-# and 79-format check the source tree, 11-test-slots drives tests/run over
-# stubs). Its answer is the same under every build, so under the sanitizer
-# run (B=build/san) each test skips: the plain run did the very same work.
+# skip_under_san [WHY]: for a suite whose sanitizer run would repeat its plain
+# run: it runs none of a build's programs (77-layers and 79-format check the
+# source tree, 11-test-slots drives tests/run over stubs), or only what
+# another suite runs under the sanitizers too (70-install: the make rules,
+# and `drun-policy completion`, which 73-completion runs). Under B=build/san
+# each of its tests skips, saying WHY.
 skip_under_san() {
-    case ${B:-build} in
-        *san*) skip "runs none of the build's programs: the plain run did the same work" ;;
-    esac
+    local why="runs none of the build's programs: the plain run did the same work"
+    case ${B:-build} in *san*) skip "${1:-$why}" ;; esac
 }
