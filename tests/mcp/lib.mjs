@@ -29,10 +29,11 @@ export const BIN = path.resolve(ROOT, B, 'drun-mcp');
 export const SBX_ARGS = process.env.DRUN_TEST_SANDBOX_USER && process.getuid() === 0
   ? ['--sandbox-user', fileSandboxUser(process.env.DRUN_TEST_SANDBOX_USER)] : [];
 
-/* 60-mcp runs two test files at once (node --test --test-concurrency=2):
- * each file's sandboxes get a uid of their own, UID + 1..997 from the file's
- * name, so that one file's sandboxes never count against another's process
- * limit either. */
+/* 60-mcp runs two test processes at once (node --test
+ * --test-concurrency=2, lane-0.mjs and lane-1.mjs: see lane.mjs): each
+ * one's sandboxes get a uid of their own, UID + 1..997 from the name of the
+ * file node runs, so that one lane's sandboxes never count against the
+ * other's process limit either. */
 function fileSandboxUser(spec) {
   const [uid, gid] = spec.split(':').map(Number);
   let h = 0;
