@@ -16,6 +16,18 @@ runner_setup_file() {
     export B DP=$B/drun-policy
     command -v bwrap > /dev/null || skip "no bwrap"
     if [ "${1:-}" = fuse ]; then [ -e /dev/fuse ] || skip "no /dev/fuse"; fi
+    runner_sbx
+    export RUNNER_SBX=$SBX # looked up once a file, not once a test
+}
+
+# runner_sbx: SBX, the sandbox user a root runner's sandbox runs as
+# (drun-sandbox, else 65534; empty when not root)
+runner_sbx() {
+    SBX=
+    if [ "$EUID" = 0 ]; then
+        SBX=$(awk -F: '$1 == "drun-sandbox" {print $3 ":" $4}' /etc/passwd)
+        SBX=${SBX:-65534:65534}
+    fi
 }
 
 # runner_fixture DIR...: T, a fresh directory (0711: a root runner's sandbox
@@ -25,13 +37,8 @@ runner_setup_file() {
 runner_fixture() {
     T=$(mktemp -d)
     chmod 711 "$T"
-    local d
-    for d in "$@"; do mkdir -p "$T/$d"; done
-    SBX=
-    if [ "$(id -u)" = 0 ]; then
-        SBX=$(awk -F: '$1 == "drun-sandbox" {print $3 ":" $4}' /etc/passwd)
-        SBX=${SBX:-65534:65534}
-    fi
+    [ $# -eq 0 ] || mkdir -p -- "${@/#/$T/}" # (one process for them all)
+    if [ -n "${RUNNER_SBX+x}" ]; then SBX=$RUNNER_SBX; else runner_sbx; fi
 }
 
 # runner_teardown: unmounts what a run left under the fixture's state dir (a

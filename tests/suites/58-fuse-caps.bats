@@ -24,7 +24,11 @@ deny_write = ["**/.env"]
 EOF
 }
 
-teardown() { runner_teardown; }
+# (the 250,000-entry test's tmpfs workspace goes first, whole)
+teardown() {
+    if [ -n "${BIG_TMPFS:-}" ]; then umount -l "$BIG_TMPFS"; fi
+    runner_teardown
+}
 
 # dprun SCRIPT — runs sh -c SCRIPT in the sandbox, workspace $T/ws, the
 # suite's config; sets status and output (stdout and stderr).
@@ -57,7 +61,7 @@ git_repo() { git init -q "$@"; }
     done
     for p in sub/.git/notes.txt sub/mcp.json sub/vscode/tasks.json sub/.claude/other/x.md sub/deeper/profile.txt \
              a/b/c/bashrc; do
-        [ "$(cat "$T/ws/$p")" = ok ] || { echo "not written: $p"; false; }
+        [ "$(< "$T/ws/$p")" = ok ] || { echo "not written: $p"; false; }
     done
     # the refusals are summed up, each with its deciding rule
     [[ "$output" == *"create $T/ws/sub/.git/hooks/pre-commit: protect.git_hooks"* ]]
@@ -130,7 +134,7 @@ host_git() { local d=$1; shift; git -c safe.directory='*' -C "$d" "$@" 2> /dev/n
              .bash_login .zlogin .bash_logout; do
         [ ! -e "$T/ws/$p" ] || { echo "created on the host: $p"; false; }
     done
-    for p in .claude/notes.md .git/info/exclude2 npmrc; do [ "$(cat "$T/ws/$p")" = ok ]; done
+    for p in .claude/notes.md .git/info/exclude2 npmrc; do [ "$(< "$T/ws/$p")" = ok ]; done
     # the host's git reads its own config and hooks, not the planted ones
     for s in . sub; do
         [ -z "$(host_git "$T/ws/$s" config --get core.fsmonitor)" ]
@@ -158,7 +162,7 @@ host_git() { local d=$1; shift; git -c safe.directory='*' -C "$d" "$@" 2> /dev/n
         [ -z "$(host_git "$T/ws/$s" config --get core.fsmonitor)" ] || { echo "host git in $s reads the planted config"; false; }
     done
     # a config where no HEAD stands is an ordinary file
-    [ "$(cat "$T/ws/plain/config")" = ok ]
+    [ "$(< "$T/ws/plain/config")" = ok ]
     [[ "$output" == *"r/config: protect.git_config (a repository by its structure: a directory holding HEAD)"* ]]
     [[ "$output" == *"g/commondir: protect.git_config (commondir"* ]]
 }
@@ -202,9 +206,9 @@ print(\"exchange-H\", libc.renameat2(-100, b\"H/HEAD\", -100, b\"B/y\", 2), ctyp
     own
     dprun "cd $rel && { echo PWNED > file.txt; echo NEW > new.txt; }; cd /; cd $T/ws/$rw && echo ok > ok.txt; true"
     [ "$status" -eq 0 ]
-    [ "$(cat "$deep/file.txt")" = ORIGINAL ]
+    [ "$(< "$deep/file.txt")" = ORIGINAL ]
     [ ! -e "$deep/new.txt" ]
-    [ "$(cat "$dw/ok.txt")" = ok ]
+    [ "$(< "$dw/ok.txt")" = ok ]
 }
 
 @test "no set-user-ID or set-group-ID bit reaches the host (attack 12)" {
@@ -249,7 +253,7 @@ print(\"exchange-H\", libc.renameat2(-100, b\"H/HEAD\", -100, b\"B/y\", 2), ctyp
     [ ! -e "$T/ws/new/dir/k.secret" ]
     [ ! -e "$T/ws/new/.git/hooks" ]
     [ ! -e "$T/ws/new/dir/.env" ]
-    for p in new/dir/deep/bashrc new/dir/k.txt new/.git/HEAD2 new/dir/.envrc; do [ "$(cat "$T/ws/$p")" = ok ]; done
+    for p in new/dir/deep/bashrc new/dir/k.txt new/.git/HEAD2 new/dir/.envrc; do [ "$(< "$T/ws/$p")" = ok ]; done
 }
 
 @test "deny_read: an existing match at depth 3 is absent from listings and unreadable" {
@@ -263,7 +267,7 @@ print(\"exchange-H\", libc.renameat2(-100, b\"H/HEAD\", -100, b\"B/y\", 2), ctyp
     [[ "$output" == *visible* ]]
     [[ "$(printf '%s\n' "$output" | grep -cx 'k.secret')" -eq 0 ]]
     # moving it out of the hidden name is refused too
-    [ "$(cat "$T/ws/a/b/c/k.secret")" = topsecret ]
+    [ "$(< "$T/ws/a/b/c/k.secret")" = topsecret ]
     [ ! -e "$T/ws/a/b/c/out.txt" ]
 }
 
@@ -278,7 +282,7 @@ print(\"exchange-H\", libc.renameat2(-100, b\"H/HEAD\", -100, b\"B/y\", 2), ctyp
         mkdir -p y/hooks; mv y z
         true'
     [ "$status" -eq 0 ]
-    [ "$(cat "$T/ws/plain.txt")" = ok ]
+    [ "$(< "$T/ws/plain.txt")" = ok ]
     [ ! -e "$T/ws/.bashrc" ]
     [ -d "$T/ws/sub/.git/hooks" ]
     [ ! -e "$T/ws/sub/gitdir" ]
@@ -296,7 +300,7 @@ print(\"exchange-H\", libc.renameat2(-100, b\"H/HEAD\", -100, b\"B/y\", 2), ctyp
     [ "$status" -eq 0 ]
     # the link was refused: cfg is the new file `>>` made, config has one name
     [ "$(stat -c %h "$T/ws/.git/config")" -eq 1 ]
-    [ "$(cat "$T/ws/cfg")" = evil ]
+    [ "$(< "$T/ws/cfg")" = evil ]
     [ ! -e "$T/ws/.mcp.json" ]
     [ "$(sha256sum < "$T/ws/.git/config")" = "$before" ]
     [ "$(stat -c %h "$T/ws/plain.txt")" -eq 2 ]
@@ -321,7 +325,7 @@ print(\"exchange-H\", libc.renameat2(-100, b\"H/HEAD\", -100, b\"B/y\", 2), ctyp
         true'
     wait
     [ "$status" -eq 0 ]
-    [ "$(cat "$T/outside/f")" = orig ]
+    [ "$(< "$T/outside/f")" = orig ]
     [ ! -e "$T/outside/new" ]
     [ ! -e "$T/outside/new2" ]
     [ ! -e "$T/ws/.git/hooks/pre-commit" ]
@@ -352,6 +356,11 @@ print(\"exchange-H\", libc.renameat2(-100, b\"H/HEAD\", -100, b\"B/y\", 2), ctyp
     # is an entry the plan counts, but not an inode to allocate, which on
     # ext4, soon after the other run's tree was removed, cost 50 s of
     # system time (the allocator skips recently freed inodes one by one).
+    # As root the workspace is a tmpfs of its own: the tree is made with
+    # half the system time, and it goes with one umount (teardown) where an
+    # rm -rf of 250,000 names cost 2 s of CPU. The names are made relative to
+    # their directory's fd (no path built and walked 250,000 times).
+    if [ -n "$SBX" ]; then mount -t tmpfs -o mode=0755 drun-test-big "$T/ws" && BIG_TMPFS=$T/ws; fi
     "${PYTHON3:-python3}" - "$T/ws/big" "$SBX" <<'EOF'
 import os, sys
 root = sys.argv[1]
@@ -367,12 +376,13 @@ for a in range(50):
         d = os.path.join(root, "d%d" % a, "e%d" % b)
         os.makedirs(d)
         n += 1
-        first = os.path.join(d, "f0")
-        os.close(os.open(first, os.O_CREAT | os.O_WRONLY, 0o644))
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        os.close(os.open("f0", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
         n += 1
         for c in range(1, 99):
-            os.link(first, os.path.join(d, "f%d" % c))
+            os.link("f0", "f%d" % c, src_dir_fd=fd, dst_dir_fd=fd)
             n += 1
+        os.close(fd)
 print(n, file=sys.stderr)
 EOF
     mkdir -p "$T/ws/big/d0/e0/.git"
@@ -419,7 +429,7 @@ EOF
     cat "$T/out"
     [ "$rc" -eq 125 ]
     grep -q "the filesystem layer ended during the run" "$T/out"
-    [ "$(cat "$T/ws/f")" = orig ]
+    [ "$(< "$T/ws/f")" = orig ]
 }
 
 @test "a killed daemon, the run kept going: the sandbox's accesses fail (ENOTCONN), the host is untouched" {
@@ -440,7 +450,7 @@ EOF
     grep -q "Transport endpoint is not connected" "$T/out"
     run ! grep -q '^orig$' "$T/out"
     grep -q END "$T/out"
-    [ "$(cat "$T/ws/f")" = orig ]
+    [ "$(< "$T/ws/f")" = orig ]
 }
 
 @test "a non-root runtime (fusermount3): the same protections hold" {
@@ -460,7 +470,7 @@ EOF
     [[ "$output" != *"layer is not used"* ]]
     [ ! -e "$T/ws/sub/.git/hooks/pre-commit" ]
     [ ! -e "$T/ws/sub/.mcp.json" ]
-    [ "$(cat "$T/ws/sub/ok.json")" = ok ]
+    [ "$(< "$T/ws/sub/ok.json")" = ok ]
 }
 
 @test "a runner killed with SIGKILL leaves no mount on the host (the guard unmounts)" {
