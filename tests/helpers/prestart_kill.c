@@ -39,7 +39,6 @@
  * and the test can look at the host.
  * Exit 0; 2 on a setup failure.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -221,28 +220,20 @@ static bool waits_forever(pid_t p)
 }
 
 /* Calls fn on each process whose parent is us; the number of calls that
- * returned true. */
+ * returned true. The list is the kernel's (/proc/self/task/TID/children:
+ * this process has one thread, the one orphans are reparented to), not a
+ * scan of every /proc/PID/stat: reap_for asks twice a round, and reading
+ * all of /proc each time was most of this helper's own CPU. */
 static int each_child(bool (*fn)(pid_t))
 {
-    int n = 0;
-    char path[64], line[512];
-    DIR *d = opendir("/proc");
-    for (struct dirent *de; d && (de = readdir(d));) {
-        pid_t p = (pid_t)atoi(de->d_name);
-        if (p <= 0) continue;
-        snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
-        FILE *f = fopen(path, "r");
-        if (!f) continue;
-        bool ours = false;
-        if (fgets(line, sizeof line, f)) {
-            char *rp = strrchr(line, ')');
-            int ppid = 0;
-            ours = rp && sscanf(rp + 2, "%*c %d", &ppid) == 1 && ppid == getpid();
-        }
-        fclose(f);
-        if (ours && fn(p)) n++;
-    }
-    if (d) closedir(d);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    FILE *f = fopen(path, "r");
+    if (!f) die(path, NULL);
+    int n = 0, p;
+    while (fscanf(f, "%d", &p) == 1)
+        if (fn((pid_t)p)) n++;
+    fclose(f);
     return n;
 }
 

@@ -17,6 +17,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
+import './readbuf.mjs'; // the stdio client's read buffer without its quadratic copy
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = process.env.ROOT ? path.resolve(process.env.ROOT) : path.resolve(here, '../..');
 export const B = process.env.B || 'build';

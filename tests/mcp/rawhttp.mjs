@@ -104,7 +104,7 @@ export function post(url, body, headers = {}) {
   return fetch(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Accept: JSON_SSE, ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
+    body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body), // bytes as they are
   });
 }
 

@@ -266,7 +266,8 @@ function abuse(srv, ctx) {
     })(),
     (async () => { // 6 MB bodies, four at once, against a 16 MiB budget
       const sid = await initSession(srv.url, { Authorization: `Bearer ${ctx.tokens[1]}` });
-      const body = `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${'x'.repeat(6e6)}"}}`;
+      // encoded once: fetch would encode a string body anew for every post (6 MB copied into fresh pages each time)
+      const body = Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"${'x'.repeat(6e6)}"}}`);
       while (!ctx.stop) {
         const rs = await Promise.all(Array.from({ length: 4 }, () =>
           post(srv.url, body, { Authorization: `Bearer ${ctx.tokens[1]}`, 'Mcp-Session-Id': sid })
