@@ -271,7 +271,7 @@ fuzz-build: deps
 # lemon, embed, seccomp_gen) and is never formatted.
 CLANG_FORMAT ?= clang-format-19
 FORMAT_SRC := $(sort $(wildcard grammar/*.[ch] compiler/*.[ch] compiler/*/*.[ch] runtime/*.[ch] \
-                                tests/unit/*.[ch] tests/fuzz/*.[ch] tests/bench/*.[ch] tests/helpers/*.[ch] \
+                                tests/unit/*.[ch] tests/fuzz/*.[ch] tests/bench/*.[ch] tests/helpers/*.[ch] tests/lib/*.[ch] \
                                 scripts/*.[ch]))
 
 format:
