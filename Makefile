@@ -17,10 +17,10 @@ B        := build/san
 # Built with clang (tests/lib/tap.sh builds the suites' helpers with the same
 # SAN_CC): one sanitizer runtime linked in, where gcc loads libasan and
 # libubsan, two copies of sanitizer_common whose 11 MB of never-touched bss
-# LeakSanitizer scans at every exit (tests/lib/lsan_roots.c spares it the
-# one copy left). `drun-policy --version` costs 60 ms of CPU instead of 91
-# here, and the SAN run spawns thousands of processes. It is also a second
-# compiler's -Werror over the code.
+# LeakSanitizer scans at every exit (tests/lib/lsan_roots.c spares
+# drun-policy the one copy left). `drun-policy --version` costs 60 ms of
+# CPU instead of 91 here, and the SAN run spawns thousands of processes. It
+# is also a second compiler's -Werror over the code.
 CC       := $(SAN_CC)
 # fuzzer-no-link: the objects carry libFuzzer's coverage instrumentation, so
 # that the fuzz harnesses link these very objects (one instrumented build for
@@ -33,7 +33,9 @@ SANFLAGS := -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=al
 SANDEF   := -DDRUN_SAN=1
 OPT      := -O1 -g
 # LeakSanitizer's exit-time check without its 10 MB scan of never-touched
-# .bss (tests/lib/lsan_roots.c): linked into the programs the suites start
+# .bss (tests/lib/lsan_roots.c): linked into drun-policy, the program the
+# SAN suites start most, and which loads few libraries (the roots cost a
+# read of /proc/self/maps per library: more than they save in drun-mcp)
 SAN_OBJ  := $(B)/obj/tests/lib/lsan_roots.o
 else
 B        := build
@@ -187,16 +189,16 @@ $(B)/drun-policy: $(B)/obj/compiler/cli/main.o $(DP_EXTRA) $(SAN_OBJ) $(LIB)
 # tests that compile those files, never into the static drun-policy.
 GIT2_LIBS := $(shell pkg-config --libs libgit2 2>/dev/null)
 
-$(B)/drun-mcp: $(RT_OBJ) $(SAN_OBJ) $(LIB)
+$(B)/drun-mcp: $(RT_OBJ) $(LIB)
 	$(E) CCLD $@
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(GIT2_LIBS)
 
 $(B)/tests/test_rt_ckpt $(B)/tests/test_rt_sessfs: LDLIBS += $(GIT2_LIBS)
 
-$(B)/tests/%: tests/unit/%.c $(SAN_OBJ) $(LIB) | $(GEN_H)
+$(B)/tests/%: tests/unit/%.c $(LIB) | $(GEN_H)
 	@mkdir -p $(@D)
 	$(E) CCLD $@
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(SAN_OBJ) $(LIB) $(LDFLAGS) $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Itests/unit -o $@ $< $(LIB) $(LDFLAGS) $(LDLIBS)
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 

@@ -23,8 +23,7 @@
 #                           OUT with the project's strict flags (sanitizers
 #                           too when $B is a sanitizer build) and include
 #                           path; ARGS go last (-D_GNU_SOURCE, libraries);
-#                           TAP_NOSAN=1: no sanitizers even then
-#                           (with them, tests/lib/lsan_roots.c is linked in);
+#                           TAP_NOSAN=1: no sanitizers even then;
 #                           compiler output in OUT.log; status of the compiler
 #   tap_build_lib OUT SRC... [-- ARGS...]   the same with -D_GNU_SOURCE,
 #                           linked against $B/libdrunpolicy.a and the
@@ -87,8 +86,6 @@ tap_build() { # OUT SRC... [-- ARGS...]
     mkdir -p "$(dirname "$out")"
     local san=("${TAP_SAN[@]}")
     [ -n "${TAP_NOSAN:-}" ] && san=()
-    # as the Makefile links it into the SAN build's programs
-    [ ${#san[@]} -gt 0 ] && srcs+=(tests/lib/lsan_roots.c) san+=(-DDRUN_SAN=1)
     $TAP_CC -std=c11 -O1 -g "${TAP_WARN[@]}" "${san[@]}" "${inc[@]}" -I"$B/gen" -Itests/unit \
         -o "$out" "${srcs[@]}" "$@" > "$out.log" 2>&1
 }
