@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 
 import { INIT, pgrep, waitFor } from './lib.mjs';
-import { JSON_SSE, hwmKb, initSession, post, rawSocket, sdkClient, spawnHttp } from './rawhttp.mjs';
+import { JSON_SSE, hwmKb, initSession, post, postStatus, rawSocket, sdkClient, spawnHttp } from './rawhttp.mjs';
 
 const TOK = 'abuse-token-0123456789abcdef';
 const MiB = 1024 * 1024;
@@ -92,24 +92,6 @@ test('abuse: 200 half-open connections from the token holder\'s own address make
     await srv.close();
   }
 });
-
-/** POSTs one JSON-RPC message as post() does, on a keep-alive agent, reads
- * the whole answer and resolves with its status (0 when the request failed).
- * node's own http, not fetch: undici cost 2 ms of CPU more per request,
- * 2 s over the flood below. */
-function postStatus(url, body, agent) {
-  return new Promise((resolve) => {
-    const req = http.request(url, {
-      method: 'POST', agent, headers: { 'Content-Type': 'application/json', Accept: JSON_SSE, 'Content-Length': Buffer.byteLength(body) },
-    }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode));
-      res.on('error', () => resolve(0));
-    });
-    req.on('error', () => resolve(0));
-    req.end(body);
-  });
-}
 
 test('abuse: 1,000 initialize calls, then a new client is served (idle MCP sessions are evicted, unused ones first)', async () => {
   const srv = await spawnHttp();
