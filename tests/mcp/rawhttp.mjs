@@ -100,11 +100,14 @@ export async function sdkClient(url, token = null, name = 'drun-mcp-tests') {
   };
 }
 
+/* the headers every JSON-RPC POST here carries */
+const POST_HEADERS = { 'Content-Type': 'application/json', Accept: JSON_SSE };
+
 /** POST one JSON-RPC message with fetch. */
 export function post(url, body, headers = {}) {
   return fetch(url, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: JSON_SSE, ...headers },
+    headers: { ...POST_HEADERS, ...headers },
     body: typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body), // bytes as they are
   });
 }
@@ -116,7 +119,7 @@ export function post(url, body, headers = {}) {
 export function postStatus(url, body, agent) {
   return new Promise((resolve) => {
     const req = http.request(url, {
-      method: 'POST', agent, headers: { 'Content-Type': 'application/json', Accept: JSON_SSE, 'Content-Length': Buffer.byteLength(body) },
+      method: 'POST', agent, headers: { ...POST_HEADERS, 'Content-Length': Buffer.byteLength(body) },
     }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode));

@@ -29,7 +29,9 @@ ReadBuffer.prototype.append = function append(chunk) {
   }
   this._held = [];
   this._heldLen = 0;
-  this._buffer = this._buffer || held.length > 1 ? Buffer.concat(this._buffer ? [this._buffer, ...held] : held) : chunk;
+  // one copy: what was buffered and the parts held, joined (a lone chunk is kept as it is)
+  if (this._buffer) this._buffer = Buffer.concat([this._buffer, ...held]);
+  else this._buffer = held.length > 1 ? Buffer.concat(held) : chunk;
 };
 
 ReadBuffer.prototype.clear = function clear() {
